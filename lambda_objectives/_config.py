@@ -1,0 +1,19 @@
+"""Dtypes used across the package, declared once with the reason beside them."""
+
+import numpy as np
+
+#: Scores, labels, gains, gradients and Hessians are float64 everywhere inside the package:
+#: pair sums over hundreds of documents lose digits in float32, and the brute-force oracles
+#: in the tests compare at 1e-12. Casting to float32 happens only at an engine boundary.
+FLOAT = np.float64
+
+#: Engines take gradients as float32 (LightGBM casts, XGBoost stores GradientPair<float>).
+ENGINE_FLOAT = np.float32
+
+#: Query boundaries: ``group_ptr[q]:group_ptr[q+1]`` are the rows of query ``q``. int64 so a
+#: concatenation of large data sets never overflows.
+PTR = np.int64
+
+#: Feature matrices from the loaders default to float32 (what LightGBM/XGBoost bin from),
+#: float64 on request.
+X_FLOAT = np.float32

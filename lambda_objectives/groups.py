@@ -1,0 +1,112 @@
+"""Conversions between the three ways to say which rows belong to which query.
+
+* ``group`` (sizes): ``[3, 5, 2]``, as LightGBM's ``group=`` and ``.query`` files;
+* ``group_ptr`` (boundaries): ``[0, 3, 8, 10]``, as XGBoost's ``group_ptr``; the package's
+  internal form (int64, ``group_ptr[0] = 0``, ``group_ptr[-1] = n_rows``);
+* ``qid`` (a column): one query id per row, rows of a query contiguous.
+"""
+
+import numpy as np
+
+from ._config import PTR
+from ._validation import check_group_ptr
+
+
+def sizes_to_ptr(sizes, n_rows=None):
+    """Group sizes -> ``group_ptr`` boundaries.
+
+    Raises ``ValueError`` for negative, zero or non-integer sizes, or when ``n_rows`` is given
+    and the sizes do not sum to it.
+    """
+    s = np.asarray(sizes)
+    if s.ndim != 1:
+        raise ValueError(f"group sizes must be 1-D, got shape {s.shape}")
+    if s.dtype.kind == "f":
+        if not np.all(np.isfinite(s)) or np.any(s != np.floor(s)):
+            raise ValueError("group sizes must be whole numbers")
+    elif s.dtype.kind not in "iu":
+        raise ValueError(f"group sizes must be integers, got dtype {s.dtype}")
+    s = s.astype(PTR)
+    if np.any(s <= 0):
+        q = int(np.flatnonzero(s <= 0)[0])
+        raise ValueError(f"group sizes must be positive: query {q} has size {s[q]} (empty group)")
+    ptr = np.zeros(s.shape[0] + 1, dtype=PTR)
+    np.cumsum(s, out=ptr[1:])
+    if n_rows is not None and ptr[-1] != n_rows:
+        raise ValueError(f"group sizes sum to {ptr[-1]} but there are {n_rows} rows")
+    return ptr
+
+
+def ptr_to_sizes(group_ptr):
+    """``group_ptr`` boundaries -> group sizes (int64)."""
+    ptr = np.asarray(group_ptr)
+    ptr = check_group_ptr(ptr, int(ptr[-1]) if ptr.size else 0)
+    return np.diff(ptr)
+
+
+def qid_to_ptr(qid):
+    """A per-row query id column -> ``group_ptr``.
+
+    Rows of one query must be contiguous; a qid that reappears after a different qid raises
+    ``ValueError`` naming the qid and the row (the data is never reordered silently).
+    """
+    q = np.asarray(qid)
+    if q.ndim != 1:
+        raise ValueError(f"qid must be 1-D, got shape {q.shape}")
+    n = q.shape[0]
+    if n == 0:
+        return np.zeros(1, dtype=PTR)
+    if q.dtype.kind == "f" and not np.all(np.isfinite(q)):
+        raise ValueError("qid contains NaN or inf")
+    change = np.flatnonzero(q[1:] != q[:-1]) + 1
+    starts = np.concatenate(([0], change))
+    run_ids = q[starts]
+    uniq, first, counts = np.unique(run_ids, return_index=True, return_counts=True)
+    if counts.max() > 1:
+        bad = int(np.argmax(counts > 1))
+        second = np.flatnonzero(run_ids == uniq[bad])[1]
+        raise ValueError(
+            f"qids are not contiguous: qid {uniq[bad].item()!r} reappears at row {int(starts[second])} "
+            "after rows of another query; sort rows by qid (stably) first"
+        )
+    return np.concatenate((starts, [n])).astype(PTR)
+
+
+def ptr_to_qid(group_ptr, qid_values=None):
+    """``group_ptr`` -> a per-row qid column (``0..n_queries-1`` unless ``qid_values`` given)."""
+    ptr = np.asarray(group_ptr, dtype=PTR)
+    sizes = np.diff(ptr)
+    if qid_values is None:
+        qid_values = np.arange(sizes.shape[0], dtype=PTR)
+    qid_values = np.asarray(qid_values)
+    if qid_values.shape[0] != sizes.shape[0]:
+        raise ValueError(f"{qid_values.shape[0]} qid values for {sizes.shape[0]} queries")
+    return np.repeat(qid_values, sizes)
+
+
+def resolve_group_ptr(n_rows, group=None, group_ptr=None, qid=None):
+    """Return ``group_ptr`` from exactly one of ``group`` (sizes), ``group_ptr`` or ``qid``.
+
+    ``None`` for all three means one query holding every row. Raises ``ValueError`` when more
+    than one is given, or when they do not describe ``n_rows`` rows.
+    """
+    given = [name for name, v in (("group", group), ("group_ptr", group_ptr), ("qid", qid)) if v is not None]
+    if len(given) > 1:
+        raise ValueError(f"give only one of group, group_ptr, qid (got {', '.join(given)})")
+    if group is not None:
+        return sizes_to_ptr(group, n_rows)
+    if qid is not None:
+        qid = np.asarray(qid)
+        if qid.shape[0] != n_rows:
+            raise ValueError(f"qid has {qid.shape[0]} rows, data has {n_rows}")
+        return qid_to_ptr(qid)
+    if group_ptr is not None:
+        return check_group_ptr(group_ptr, n_rows)
+    return np.array([0, n_rows], dtype=PTR)
+
+
+def frame_group_ptr(df, qid_column="qid"):
+    """``group_ptr`` from a pandas DataFrame's qid column (rows of a query contiguous)."""
+    if qid_column not in df.columns:
+        raise ValueError(f"DataFrame has no {qid_column!r} column; columns are {list(df.columns)[:10]}")
+    return qid_to_ptr(df[qid_column].to_numpy())
