@@ -1,0 +1,27 @@
+"""Shared fixtures: the location of the real LETOR data beside the repository."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+#: ``../shared/data`` relative to the repository root; ``LAMBDA_OBJECTIVES_DATA`` overrides it.
+SHARED_DATA = Path(
+    os.environ.get("LAMBDA_OBJECTIVES_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data")
+)
+
+
+@pytest.fixture(scope="session")
+def shared_data():
+    """Path of the real data folder; skips the test when it is absent (a user's fresh clone)."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real LETOR data not found at {SHARED_DATA} (set LAMBDA_OBJECTIVES_DATA)")
+    return SHARED_DATA
+
+
+def shared_file(shared_data, *parts):
+    """A file under the shared data folder, skipping when that particular file is missing."""
+    p = Path(shared_data, *parts)
+    if not p.exists():
+        pytest.skip(f"{p} is absent")
+    return p
