@@ -1,0 +1,147 @@
+"""Brute-force, pure-Python definitions the kernels are tested against.
+
+Written for clarity, not speed: each metric is computed from its textbook definition on one
+query, and the lambda oracle *literally swaps* two documents in the ranked list and recomputes
+the metric. Conventions (the package's, see ``lambda_objectives/_ranking.py``):
+
+* ranking: scores descending, ties by input position (stable);
+* NDCG@k: gain ``2**l - 1`` (or linear, or a ``label_gain`` table), discount ``1/log2(rank+1)``
+  (1-based rank), normalised by the ideal DCG@k; ``ideal_zero`` when the ideal DCG is 0;
+* ERR@k (Chapelle et al. 2009): ``R = (2**l - 1) / 2**max_label``,
+  ``ERR = sum_r R_r/r * prod_{t<r}(1 - R_t)``;
+* AP@k (trec_eval map_cut): relevant means ``label > threshold``;
+  ``AP@k = (1/R) * sum_{r<=k, rel} precision@r``, ``R`` = relevant documents of the query; 0 if R=0;
+* RR@k: ``1/rank`` of the first relevant document within k, else 0.
+"""
+
+import math
+
+
+def ranking(scores):
+    """0-based document indices in rank order: scores descending, ties by input position."""
+    return sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+
+
+def _gain(label, gain="exp", label_gain=None):
+    if label_gain is not None:
+        return float(label_gain[int(label)])
+    return 2.0 ** label - 1.0 if gain == "exp" else float(label)
+
+
+def _cut(n, k):
+    return n if k is None else min(n, k)
+
+
+def dcg_of_order(labels_in_order, k=None, gain="exp", label_gain=None):
+    """DCG@k of labels already in rank order."""
+    return sum(
+        _gain(labels_in_order[r], gain, label_gain) / math.log2(r + 2)
+        for r in range(_cut(len(labels_in_order), k))
+    )
+
+
+def ndcg_of_order(labels_in_order, k=None, gain="exp", label_gain=None, ideal_zero=1.0):
+    """NDCG@k of labels in rank order; ``ideal_zero`` when the ideal DCG@k is 0."""
+    ideal_order = sorted(labels_in_order, key=lambda l: -_gain(l, gain, label_gain))
+    ideal = dcg_of_order(ideal_order, k, gain, label_gain)
+    if ideal == 0.0:
+        return ideal_zero
+    return dcg_of_order(labels_in_order, k, gain, label_gain) / ideal
+
+
+def err_of_order(labels_in_order, k=None, max_label=None):
+    """ERR@k of labels in rank order, ``R = (2**l - 1) / 2**max_label``."""
+    if max_label is None:
+        max_label = max(labels_in_order, default=0)
+    total, not_stopped = 0.0, 1.0
+    for r in range(_cut(len(labels_in_order), k)):
+        R = (2.0 ** labels_in_order[r] - 1.0) / 2.0 ** max_label
+        total += not_stopped * R / (r + 1)
+        not_stopped *= 1.0 - R
+    return total
+
+
+def ap_of_order(labels_in_order, k=None, threshold=0.0):
+    """AP@k (trec_eval map_cut): divides by all relevant documents of the query."""
+    rel = [1 if l > threshold else 0 for l in labels_in_order]
+    n_rel = sum(rel)
+    if n_rel == 0:
+        return 0.0
+    hits, total = 0, 0.0
+    for r in range(_cut(len(rel), k)):
+        if rel[r]:
+            hits += 1
+            total += hits / (r + 1)
+    return total / n_rel
+
+
+def rr_of_order(labels_in_order, k=None, threshold=0.0):
+    """RR@k: 1/rank of the first relevant document within the cutoff, else 0."""
+    for r in range(_cut(len(labels_in_order), k)):
+        if labels_in_order[r] > threshold:
+            return 1.0 / (r + 1)
+    return 0.0
+
+
+def metric_of_order(labels_in_order, metric, k=None, **opts):
+    """Dispatch by metric name ("ndcg", "dcg", "err", "map", "mrr") on labels in rank order."""
+    if metric == "ndcg":
+        return ndcg_of_order(labels_in_order, k, opts.get("gain", "exp"), opts.get("label_gain"),
+                             opts.get("ideal_zero", 1.0))
+    if metric == "dcg":
+        return dcg_of_order(labels_in_order, k, opts.get("gain", "exp"), opts.get("label_gain"))
+    if metric == "err":
+        return err_of_order(labels_in_order, k, opts.get("max_label"))
+    if metric == "map":
+        return ap_of_order(labels_in_order, k, opts.get("threshold", 0.0))
+    if metric == "mrr":
+        return rr_of_order(labels_in_order, k, opts.get("threshold", 0.0))
+    raise ValueError(metric)
+
+
+def metric_of_query(scores, labels, metric, k=None, **opts):
+    """The metric of one query scored by ``scores``."""
+    order = ranking(scores)
+    return metric_of_order([labels[i] for i in order], metric, k, **opts)
+
+
+def swap_delta(scores, labels, a, b, metric, k=None, **opts):
+    """|metric(after swapping the rank positions of docs a and b) - metric(now)|, by recomputation."""
+    order = ranking(scores)
+    ranked = [labels[i] for i in order]
+    pa, pb = order.index(a), order.index(b)
+    swapped = list(ranked)
+    swapped[pa], swapped[pb] = swapped[pb], swapped[pa]
+    return abs(metric_of_order(swapped, metric, k, **opts) - metric_of_order(ranked, metric, k, **opts))
+
+
+def lambdas(scores, labels, metric="ndcg", k=None, sigma=1.0, **opts):
+    """Brute-force LambdaMART gradient and diagonal Hessian of one query (Burges MSR-TR-2010-82).
+
+    For every pair with ``labels[i] > labels[j]``: ``|dZ|`` from :func:`swap_delta` (1 for
+    ``"ranknet"``, restricted to pairs with at least one document in the top k when k is set),
+    ``rho = 1/(1+exp(sigma*(s_i - s_j)))``,
+    ``grad_i -= sigma*|dZ|*rho``, ``grad_j += sigma*|dZ|*rho``,
+    ``hess_i += hess_j += sigma**2*|dZ|*rho*(1-rho)``.
+    """
+    n = len(scores)
+    grad, hess = [0.0] * n, [0.0] * n
+    order = ranking(scores)
+    pos = {d: r for r, d in enumerate(order)}
+    if metric == "err" and opts.get("max_label") is None:
+        opts = dict(opts, max_label=max(labels, default=0))
+    for i in range(n):
+        for j in range(n):
+            if not labels[i] > labels[j]:
+                continue
+            if metric == "ranknet":
+                dz = 1.0 if (k is None or min(pos[i], pos[j]) < k) else 0.0
+            else:
+                dz = swap_delta(scores, labels, i, j, metric, k, **opts)
+            rho = 1.0 / (1.0 + math.exp(sigma * (scores[i] - scores[j])))
+            grad[i] -= sigma * dz * rho
+            grad[j] += sigma * dz * rho
+            h = sigma * sigma * dz * rho * (1.0 - rho)
+            hess[i] += h
+            hess[j] += h
+    return grad, hess
