@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Newcomer entry point: ``python3 dev.py demo`` and ``python3 dev.py test``.
+
+Needs nothing but Python >= 3.10: it creates ``.venv`` beside this file, installs the project
+with the extras each job needs (re-installing only when ``pyproject.toml`` changes), and runs the job.
+
+* ``demo``  - the main job: the whole pipeline on the built-in synthetic data set
+  (``python -m comparisons demo``): LightGBM/XGBoost with our objective vs their native
+  objectives vs the reference trainer (SE and OLE), a table in ``results/demo/``.
+* ``test``  - the test suite (``pytest``), then the pure-kernel tests again as plain Python
+  (``NUMBA_DISABLE_JIT=1``) and with numba bounds checking (``NUMBA_BOUNDSCHECK=1``), because
+  numba raises no IndexError or ZeroDivisionError of its own.
+"""
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PY = BIN / ("python.exe" if os.name == "nt" else "python")
+
+
+def _run(cmd, env=None):
+    print("+", " ".join(str(c) for c in cmd), flush=True)
+    return subprocess.call([str(c) for c in cmd], cwd=ROOT, env=env)
+
+
+def ensure_env(extras):
+    """Create the virtual environment and install the project with ``extras`` when needed."""
+    if sys.version_info < (3, 10):
+        sys.exit(f"Python >= 3.10 is required, this is {sys.version.split()[0]}")
+    stamp = VENV / f".installed-{extras}"
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text() == digest and PY.exists():
+        return
+    if not PY.exists():
+        print(f"creating virtual environment {VENV}", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    if _run([PY, "-m", "pip", "install", "-q", "--upgrade", "pip"]) != 0:
+        sys.exit("could not upgrade pip in the virtual environment")
+    if _run([PY, "-m", "pip", "install", "-q", "-e", f".[{extras}]"]) != 0:
+        sys.exit("installing the project failed (see pip's message above)")
+    stamp.write_text(digest)
+
+
+def demo(args):
+    ensure_env("all")
+    return _run([PY, "-m", "comparisons", "demo", *args])
+
+
+def test(args):
+    ensure_env("test")
+    env = dict(os.environ)
+    # Kernels must stay valid Python and in bounds: numba itself checks neither. These passes
+    # run first so the full suite's pytest summary is the last line CI reads.
+    nojit = dict(env, NUMBA_DISABLE_JIT="1")
+    rc_nojit = _run([PY, "-m", "pytest", "-q", "-m", "kernel", "-p", "no:cacheprovider"], env=nojit)
+    bounds = dict(env, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(ROOT / ".numba_boundscheck_cache"))
+    rc_bounds = _run([PY, "-m", "pytest", "-q", "-m", "kernel", "-p", "no:cacheprovider"], env=bounds)
+    for name, code in (("NUMBA_DISABLE_JIT=1 kernel pass", rc_nojit), ("NUMBA_BOUNDSCHECK=1 kernel pass", rc_bounds)):
+        print(f"{name}: {'ok' if code == 0 else f'FAILED (exit {code})'}", flush=True)
+    rc = _run([PY, "-m", "pytest", "-q", *args], env=env)
+    return rc or rc_nojit or rc_bounds
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    jobs = {"demo": demo, "test": test}
+    if not argv or argv[0] not in jobs:
+        sys.exit("usage: python3 dev.py demo|test [extra arguments]")
+    return jobs[argv[0]](argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
