@@ -26,5 +26,32 @@ __all__ = [
 # Each module below adds its names in its own block (kept in this order).
 # --- io / datasets ---
 # --- metrics ---
+from .metrics import METRICS, mean_metric, metric_table, metric_values, parse_metric  # noqa: E402
+
+__all__ += ["METRICS", "mean_metric", "metric_table", "metric_values", "parse_metric"]
 # --- lambdas ---
+from .lambdas import LAMBDA_METRICS, LambdaPairs, lambda_gradients  # noqa: E402
+
+__all__ += ["LAMBDA_METRICS", "LambdaPairs", "lambda_gradients"]
 # --- adapters ---
+from .adapters import (  # noqa: E402
+    HessianWarning,
+    LightGBMObjective,
+    XGBLambdaRanker,
+    XGBoostObjective,
+    lightgbm_metric,
+    xgboost_metric,
+)
+from .validate import compare_gradients, probe_lightgbm, probe_xgboost  # noqa: E402
+
+__all__ += [
+    "HessianWarning",
+    "LightGBMObjective",
+    "XGBLambdaRanker",
+    "XGBoostObjective",
+    "compare_gradients",
+    "lightgbm_metric",
+    "probe_lightgbm",
+    "probe_xgboost",
+    "xgboost_metric",
+]

@@ -1,0 +1,225 @@
+"""LOW LEVEL lambda kernels: per-query gradient/Hessian of LambdaMART for ΔNDCG, ΔERR, ΔMAP, ΔMRR, RankNet.
+
+Each query is ranked once (scores descending, ties in input order) and every pair ``(a, b)`` of
+rank positions with ``a < b``, ``a < k`` and different labels gets the closed-form ``|ΔZ|`` of
+swapping the two documents, so one query costs ``O(n * min(n, k))``:
+
+* ΔNDCG@k = |G_a − G_b| · |D_a − D_b| / IDCG@k, ``D_r = 1/log2(r+2)`` for ``r < k``, else 0;
+* ΔERR@k: Burges' prefix-product construction (MSR-TR-2010-82 §3) in its division-free form:
+  with ``P_a = prod_{t<a}(1−R_t)``, ``Q = prod_{a<t<b}(1−R_t)`` and
+  ``S = sum_{a<t<min(b,k)} prod_{a<u<t}(1−R_u) R_t/(t+1)`` carried along the inner loop,
+  ``ΔERR = (R_b − R_a) P_a/(a+1) + P_a (R_a − R_b) S + [b<k] P_a Q (R_a − R_b)/(b+1)``;
+* ΔAP@k (binary relevance): from the inclusive prefix count ``c`` of relevant documents and
+  the prefix sum ``B`` of ``rel_t/(t+1)`` over ``t < k``;
+* ΔRR@k: from the first and second relevant positions;
+* RankNet: ``|ΔZ| = 1``.
+
+``values`` carries the per-document quantity of the metric (gain, ``R`` or 0/1 relevance),
+prepared by the Python layer with the metric module's own function, so metric and lambdas can
+never disagree on gains.
+"""
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ._metric_kernels import ideal_dcg
+from ._ranking import stable_order_desc
+
+NDCG, ERR, MAP, MRR, RANKNET = 0, 1, 2, 3, 4
+NORM_NONE, NORM_LAMBDARANK = 0, 1
+
+
+@njit(cache=True)
+def _rho(x):
+    """``1/(1+exp(x))`` without overflow (also as plain Python under NUMBA_DISABLE_JIT)."""
+    if x > 0.0:
+        e = math.exp(-x)
+        return e / (1.0 + e)
+    return 1.0 / (1.0 + math.exp(x))
+
+
+@njit(cache=True)
+def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
+                  store, pi, pj, ph, row0):
+    """Fill ``g``/``h`` (this query's rows) and, if ``store``, the pair slots; return #pairs stored."""
+    n = s.shape[0]
+    for r in range(n):
+        g[r] = 0.0
+        h[r] = 0.0
+    if n <= 1:
+        return 0
+    kk = n if (k <= 0 or k > n) else k
+    order = stable_order_desc(s)
+    sr = np.empty(n)
+    lr = np.empty(n)
+    vr = np.empty(n)
+    for r in range(n):
+        d = order[r]
+        sr[r] = s[d]
+        lr[r] = lab[d]
+        vr[r] = val[d]
+    gr = np.zeros(n)
+    hr = np.zeros(n)
+
+    # Per-query tables of the metric; an ideal value of 0 means every |ΔZ| is 0.
+    inv = 0.0
+    pref = np.empty(n + 1)  # ERR: P; MAP: inclusive relevant count c
+    acc = np.empty(n)       # MAP: B (prefix of rel_t/(t+1) over t < k)
+    n_rel = 0.0
+    first = n
+    second = n
+    if metric == NDCG:
+        idcg = ideal_dcg(val, k, disc)
+        if idcg == 0.0:
+            return 0
+        inv = 1.0 / idcg
+    elif metric == ERR:
+        pref[0] = 1.0
+        any_rel = False
+        for r in range(n):
+            pref[r + 1] = pref[r] * (1.0 - vr[r])
+            if vr[r] > 0.0:
+                any_rel = True
+        if not any_rel:
+            return 0
+    elif metric == MAP or metric == MRR:
+        run = 0.0
+        b = 0.0
+        for r in range(n):
+            if vr[r] > 0.0:
+                run += 1.0
+                if r < kk:
+                    b += 1.0 / (r + 1.0)
+                if first == n:
+                    first = r
+                elif second == n:
+                    second = r
+            pref[r] = run
+            acc[r] = b
+        n_rel = run
+        if n_rel == 0.0:
+            return 0
+    rr_first = 1.0 / (first + 1.0) if first < kk else 0.0
+
+    count = 0
+    total = 0.0
+    for a in range(kk):
+        la = lr[a]
+        ra = vr[a]
+        q_prod = 1.0
+        s_sum = 0.0
+        for b in range(a + 1, n):
+            lb = lr[b]
+            rb = vr[b]
+            if la != lb:
+                if metric == NDCG:
+                    db = disc[b] if b < kk else 0.0
+                    dz = abs(ra - rb) * abs(disc[a] - db) * inv
+                elif metric == ERR:
+                    dz = (rb - ra) * pref[a] / (a + 1.0) + pref[a] * (ra - rb) * s_sum
+                    if b < kk:
+                        dz += pref[a] * q_prod * (ra - rb) / (b + 1.0)
+                    dz = abs(dz)
+                elif metric == MAP:
+                    if ra == rb:
+                        dz = 0.0
+                    else:
+                        mid = acc[min(b, kk) - 1] - acc[a]
+                        at_b = pref[b] / (b + 1.0) if b < kk else 0.0
+                        if ra > 0.0:
+                            dz = -pref[a] / (a + 1.0) - mid + at_b
+                        else:
+                            dz = (pref[a] + 1.0) / (a + 1.0) + mid - at_b
+                        dz = abs(dz) / n_rel
+                elif metric == MRR:
+                    dz = 0.0
+                    if rb > 0.0 and ra == 0.0:
+                        if a < first:
+                            dz = 1.0 / (a + 1.0) - rr_first
+                    elif ra > 0.0 and rb == 0.0 and a == first:
+                        nxt = min(b, second)
+                        dz = rr_first - (1.0 / (nxt + 1.0) if nxt < kk else 0.0)
+                else:
+                    dz = 1.0
+                if dz != 0.0:
+                    if la > lb:
+                        hi = a
+                        lo = b
+                    else:
+                        hi = b
+                        lo = a
+                    rho = _rho(sigma * (sr[hi] - sr[lo]))
+                    lam = sigma * dz * rho
+                    hh = sigma * sigma * dz * rho * (1.0 - rho)
+                    gr[hi] -= lam
+                    gr[lo] += lam
+                    hr[hi] += hh
+                    hr[lo] += hh
+                    total += 2.0 * lam
+                    if store:
+                        pi[count] = row0 + order[hi]
+                        pj[count] = row0 + order[lo]
+                        ph[count] = hh
+                    count += 1
+            if metric == ERR:
+                if b < kk:
+                    s_sum += q_prod * rb / (b + 1.0)
+                q_prod *= 1.0 - rb
+
+    scale = weight
+    if normalize == NORM_LAMBDARANK and total > 0.0:
+        scale *= math.log2(1.0 + total) / total
+    for r in range(n):
+        g[order[r]] = gr[r] * scale
+        h[order[r]] = hr[r] * scale
+    if store:
+        for c in range(count):
+            ph[c] *= scale
+    return count
+
+
+@njit(cache=True)
+def pair_capacity(lab, group_ptr, k):
+    """Per query, the number of pairs a query can form (labels differ, top member within k)."""
+    n_queries = group_ptr.shape[0] - 1
+    cap = np.zeros(n_queries, dtype=np.int64)
+    for q in range(n_queries):
+        a0 = group_ptr[q]
+        n = group_ptr[q + 1] - a0
+        kk = n if (k <= 0 or k > n) else k
+        # Pairs with the upper member in the top kk are bounded by the count of unequal labels
+        # among all pairs touching the top kk, independent of the ranking.
+        labels = np.sort(lab[a0:a0 + n])
+        same = 0
+        run = 1
+        for r in range(1, n + 1):
+            if r < n and labels[r] == labels[r - 1]:
+                run += 1
+            else:
+                same += run * (run - 1) // 2
+                run = 1
+        total = n * (n - 1) // 2 - same
+        bound = kk * n - kk * (kk + 1) // 2
+        cap[q] = min(total, bound)
+    return cap
+
+
+@njit(cache=True, parallel=True)
+def lambda_driver(scores, labels, values, group_ptr, metric, k, sigma, disc, weights, normalize,
+                  grad, hess, store, pair_ptr, pi, pj, ph, counts, schedule, n_chunks):
+    """All queries; ``schedule`` lists queries by decreasing cost and is dealt round-robin to
+    ``n_chunks`` parallel chunks, so uneven list lengths still balance. Each query writes only
+    its own rows (and its own pair slots), so the result does not depend on the thread count."""
+    n_queries = group_ptr.shape[0] - 1
+    for c in prange(n_chunks):
+        for t in range(c, n_queries, n_chunks):
+            q = schedule[t]
+            a = group_ptr[q]
+            b = group_ptr[q + 1]
+            p0 = pair_ptr[q]
+            p1 = pair_ptr[q + 1]
+            counts[q] = query_lambdas(scores[a:b], labels[a:b], values[a:b], metric, k, sigma, disc,
+                                      weights[q], normalize, grad[a:b], hess[a:b], store,
+                                      pi[p0:p1], pj[p0:p1], ph[p0:p1], a)

@@ -1,0 +1,165 @@
+"""LambdaMART gradients and diagonal Hessians for ΔNDCG, ΔERR, ΔMAP, ΔMRR and RankNet."""
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from . import _lambda_kernels as lk
+from ._config import FLOAT, PTR
+from ._ranking import discount_table
+from ._threads import numba_threads
+from ._validation import (check_group_ptr, check_k, check_labels, check_query_weights,
+                          check_scores)
+from .metrics import metric_inputs
+
+__all__ = ["lambda_gradients", "LambdaPairs", "LAMBDA_METRICS"]
+
+#: Metrics :func:`lambda_gradients` accepts.
+LAMBDA_METRICS = ("ndcg", "err", "map", "mrr", "ranknet")
+_CODES = {"ndcg": lk.NDCG, "err": lk.ERR, "map": lk.MAP, "mrr": lk.MRR, "ranknet": lk.RANKNET}
+_NORMALIZE = {None: lk.NORM_NONE, False: lk.NORM_NONE, "lambdarank": lk.NORM_LAMBDARANK}
+
+
+class LambdaPairs(NamedTuple):
+    """The pairs behind a gradient: query ``q`` owns ``i[ptr[q]:ptr[q+1]]`` etc.
+
+    ``i`` is the row with the higher label, ``j`` the other (global row indices); ``h`` the
+    pair's Hessian term ``σ² |ΔZ| ρ (1 − ρ)`` after query weights and normalisation, so that
+    ``hess[r] = sum of h over the pairs touching r``. Only pairs with ``ΔZ != 0`` are listed.
+    """
+
+    ptr: np.ndarray
+    i: np.ndarray
+    j: np.ndarray
+    h: np.ndarray
+
+
+def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0, *, gain="exp",
+                     label_gain=None, max_label=None, threshold=0.0, query_weights=None,
+                     normalize=None, out=None, n_threads=None, return_pairs=False):
+    r"""LambdaMART gradient and diagonal Hessian of a pairwise metric-weighted logistic loss.
+
+    Definition (Burges, MSR-TR-2010-82, §4 and §7). Each query is ranked by ``scores``
+    (descending, ties in input order). For every pair with ``labels[i] > labels[j]``, with
+    :math:`\Delta Z_{ij}` the change of the metric@k when ``i`` and ``j`` swap rank positions
+    (all other documents stay put) and :math:`\rho_{ij} = 1/(1 + e^{\sigma (s_i - s_j)})`:
+
+    .. math::
+
+        g_i \mathrel{-}= \sigma |\Delta Z_{ij}| \rho_{ij}, \quad
+        g_j \mathrel{+}= \sigma |\Delta Z_{ij}| \rho_{ij}, \quad
+        h_i, h_j \mathrel{+}= \sigma^2 |\Delta Z_{ij}| \rho_{ij} (1 - \rho_{ij}).
+
+    ``g`` is the gradient of the loss an engine minimises (the negative of Burges' λ) and
+    ``h`` its diagonal Hessian, both of the fixed-ranking cost
+    :math:`C = \sum |\Delta Z_{ij}| \log(1 + e^{-\sigma (s_i - s_j)})`.
+
+    Truncation: with ``k`` set, ΔZ is the change of the *truncated* metric (true NDCG@k, ERR@k,
+    AP@k, RR@k), so a pair with both documents below position k contributes nothing and is never
+    formed. (LightGBM's and XGBoost's built-in objectives instead keep the untruncated discount
+    and only restrict which pairs are formed: see the adapters' presets.) For ``"ranknet"``
+    :math:`|\Delta Z| = 1` and ``k`` keeps the pairs with at least one document in the top k.
+
+    Metric conventions are those of :func:`lambda_objectives.metric_values`: NDCG gains
+    ``2**l - 1`` / linear / ``label_gain``; ERR's ``R = (2**l - 1)/2**max_label`` with
+    ``max_label`` defaulting to the largest label passed; MAP/MRR relevance ``label > threshold``
+    and AP normalised by all relevant documents of the query. Queries of one document, and
+    queries whose ideal metric is 0 (no gain, no relevant document), get zeros.
+
+    Parameters
+    ----------
+    scores, labels : array-like of shape (n,)
+        Current model scores (finite) and relevance labels (finite, non-negative; whole numbers
+        for ``ndcg``/``err``).
+    group_ptr : array-like of shape (n_queries + 1,)
+        Query boundaries.
+    metric : {"ndcg", "err", "map", "mrr", "ranknet"}
+    k : int or None
+        Truncation; ``None`` = whole list.
+    sigma : float
+        Sigmoid steepness σ > 0.
+    gain, label_gain, max_label, threshold
+        Metric options, as in :func:`~lambda_objectives.metric_values`.
+    query_weights : array-like of shape (n_queries,), optional
+        Multiplies each query's gradient and Hessian.
+    normalize : {None, "lambdarank"}
+        ``"lambdarank"``: LightGBM's ``lambdarank_norm``: each query's ``g`` and ``h`` are
+        multiplied by :math:`\log_2(1+S)/S` with :math:`S = \sum_{pairs} 2\sigma|\Delta Z|\rho`
+        (when S > 0), so queries with many strong pairs do not dominate.
+    out : (ndarray, ndarray), optional
+        Preallocated contiguous float64 arrays of length n, filled in place and returned.
+    n_threads : int, optional
+        numba threads (default all); the result does not depend on it.
+    return_pairs : bool
+        Also return a :class:`LambdaPairs` with every pair's Hessian term.
+
+    Returns
+    -------
+    grad, hess : ndarray of float64, shape (n,)
+    pairs : LambdaPairs
+        Only with ``return_pairs=True``.
+    """
+    metric = str(metric).lower()
+    if metric not in _CODES:
+        raise ValueError(f"unknown metric {metric!r} for lambda_gradients; choose one of {LAMBDA_METRICS}")
+    k = check_k(k)
+    if isinstance(sigma, bool) or not isinstance(sigma, (int, float, np.floating, np.integer)) \
+            or not math.isfinite(sigma) or sigma <= 0:
+        raise ValueError(f"sigma must be a finite number > 0, got {sigma!r}")
+    if normalize not in _NORMALIZE:
+        raise ValueError(f"normalize must be None or 'lambdarank', got {normalize!r}")
+    s = check_scores(scores)
+    n = s.shape[0]
+    y = check_labels(labels, n, integer=metric in ("ndcg", "err"))
+    ptr = check_group_ptr(group_ptr, n)
+    n_queries = ptr.shape[0] - 1
+    w = check_query_weights(query_weights, n_queries)
+    if w is None:
+        w = np.ones(n_queries, dtype=FLOAT)
+    values = (np.zeros(n, dtype=FLOAT) if metric == "ranknet"
+              else metric_inputs(y, "ndcg" if metric == "ndcg" else metric, gain, label_gain, max_label, threshold))
+    grad, hess = _outputs(out, n)
+    sizes = np.diff(ptr)
+    kk = np.minimum(sizes, k) if k is not None else sizes
+    disc = discount_table(int(sizes.max()) if n_queries else 1)
+    # Largest queries first, dealt round-robin: balances threads despite uneven list lengths.
+    schedule = np.argsort(-(sizes * kk), kind="stable").astype(PTR)
+    counts = np.zeros(n_queries, dtype=PTR)
+    if return_pairs:
+        cap = lk.pair_capacity(y, ptr, 0 if k is None else k)
+        pair_ptr = np.zeros(n_queries + 1, dtype=PTR)
+        np.cumsum(cap, out=pair_ptr[1:])
+        total = int(pair_ptr[-1])
+        pi, pj, ph = np.empty(total, PTR), np.empty(total, PTR), np.empty(total, FLOAT)
+    else:
+        pair_ptr = np.zeros(n_queries + 1, dtype=PTR)
+        pi, pj, ph = np.empty(0, PTR), np.empty(0, PTR), np.empty(0, FLOAT)
+    with numba_threads(n_threads) as nt:
+        lk.lambda_driver(s, y, values, ptr, _CODES[metric], 0 if k is None else k, float(sigma), disc, w,
+                         _NORMALIZE[normalize], grad, hess, bool(return_pairs), pair_ptr, pi, pj, ph,
+                         counts, schedule, max(1, min(nt * 4, n_queries)))
+    if not return_pairs:
+        return grad, hess
+    keep = np.zeros(pi.shape[0], dtype=bool)
+    for q in np.flatnonzero(counts):
+        keep[pair_ptr[q]:pair_ptr[q] + counts[q]] = True
+    new_ptr = np.zeros(n_queries + 1, dtype=PTR)
+    np.cumsum(counts, out=new_ptr[1:])
+    return grad, hess, LambdaPairs(new_ptr, pi[keep], pj[keep], ph[keep])
+
+
+def _outputs(out, n):
+    if out is None:
+        return np.empty(n, dtype=FLOAT), np.empty(n, dtype=FLOAT)
+    try:
+        g, h = out
+    except (TypeError, ValueError):
+        raise ValueError("out must be a pair (grad_out, hess_out) of float64 arrays") from None
+    for name, a in (("grad_out", g), ("hess_out", h)):
+        if not isinstance(a, np.ndarray) or a.dtype != FLOAT or a.ndim != 1 or a.shape[0] != n \
+                or not a.flags.c_contiguous or not a.flags.writeable:
+            raise ValueError(f"out {name} must be a writeable contiguous float64 array of length {n}")
+    if np.shares_memory(g, h):
+        raise ValueError("out grad and hess arrays must not overlap")
+    return g, h
