@@ -1,0 +1,282 @@
+"""Tests of lambda_objectives.lambdas: the closed-form kernels against the brute-force swap oracle."""
+
+import math
+
+import numba
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import _oracles as oracle
+from lambda_objectives import lambda_gradients
+
+METRICS = ("ndcg", "err", "map", "mrr", "ranknet")
+FAST = not numba.config.DISABLE_JIT
+EXAMPLES = 300 if FAST else 100
+
+
+def _check_against_oracle(scores, labels, metric, k, sigma, **opts):
+    n = len(scores)
+    g, h = lambda_gradients(np.array(scores, float), np.array(labels, float), [0, n], metric, k, sigma, **opts)
+    if metric == "err" and "max_label" not in opts:
+        opts = dict(opts, max_label=max(labels))
+    eg, eh = oracle.lambdas(scores, labels, metric, k, sigma, **opts)
+    scale = max(1.0, float(np.max(np.abs(eg))), float(np.max(np.abs(eh))))
+    np.testing.assert_allclose(g, eg, rtol=1e-12, atol=1e-12 * scale)
+    np.testing.assert_allclose(h, eh, rtol=1e-12, atol=1e-12 * scale)
+
+
+@st.composite
+def queries(draw, max_n=40):
+    n = draw(st.integers(1, max_n))
+    # Few distinct values on purpose: ties in scores and in labels.
+    scores = draw(st.lists(st.integers(-3, 3), min_size=n, max_size=n))
+    labels = draw(st.lists(st.integers(0, 4), min_size=n, max_size=n))
+    k = draw(st.one_of(st.none(), st.integers(1, n + 3)))
+    sigma = draw(st.sampled_from([0.5, 1.0, 2.5]))
+    return [0.37 * s for s in scores], [float(l) for l in labels], k, sigma
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("metric", METRICS)
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(q=queries())
+def test_matches_swap_oracle(metric, q):
+    scores, labels, k, sigma = q
+    _check_against_oracle(scores, labels, metric, k, sigma)
+
+
+@pytest.mark.parametrize("metric", METRICS)
+@pytest.mark.parametrize("n", [120, 200])
+def test_matches_swap_oracle_long_lists(metric, n):
+    rng = np.random.default_rng(n)
+    scores = list(np.round(rng.normal(size=n), 1))
+    labels = list(rng.choice(5, size=n, p=[0.5, 0.3, 0.15, 0.04, 0.01]).astype(float))
+    for k in (None, 10):
+        _check_against_oracle(scores, labels, metric, k, 1.0)
+
+
+@pytest.mark.kernel
+@settings(max_examples=EXAMPLES // 2, deadline=None)
+@given(q=queries(), gain=st.sampled_from(["exp", "linear"]))
+def test_gain_options(q, gain):
+    scores, labels, k, sigma = q
+    _check_against_oracle(scores, labels, "ndcg", k, sigma, gain=gain)
+
+
+@pytest.mark.kernel
+def test_label_gain_threshold_and_max_label():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        n = int(rng.integers(2, 25))
+        s = list(np.round(rng.normal(size=n), 1))
+        y = list(rng.integers(0, 4, n).astype(float))
+        _check_against_oracle(s, y, "ndcg", 5, 1.0, label_gain=[0.0, 1.0, 5.0, 6.0])
+        _check_against_oracle(s, y, "map", 7, 1.0, threshold=1.0)
+        _check_against_oracle(s, y, "mrr", None, 1.0, threshold=2.0)
+        _check_against_oracle(s, y, "err", 4, 1.0, max_label=6.0)
+
+
+def _random_batch(seed, n_queries=30, max_n=60, distinct=False):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, max_n, n_queries)
+    ptr = np.concatenate(([0], np.cumsum(sizes)))
+    n = int(ptr[-1])
+    scores = rng.normal(size=n) if distinct else np.round(rng.normal(size=n), 1)
+    labels = rng.choice(5, size=n, p=[0.5, 0.3, 0.15, 0.04, 0.01]).astype(float)
+    return scores, labels, ptr
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("metric", METRICS)
+@pytest.mark.parametrize("k", [None, 3])
+def test_properties(metric, k):
+    s, y, ptr = _random_batch(11)
+    g, h = lambda_gradients(s, y, ptr, metric, k)
+    for q in range(len(ptr) - 1):
+        a, b = ptr[q], ptr[q + 1]
+        assert abs(g[a:b].sum()) <= 1e-12 * max(1.0, np.abs(g[a:b]).sum())
+    assert np.all(h >= 0)
+    # Adding a constant to a query's scores changes nothing (only differences matter).
+    shift = np.repeat(np.random.default_rng(1).normal(size=len(ptr) - 1) * 5, np.diff(ptr))
+    g2, h2 = lambda_gradients(s + shift, y, ptr, metric, k)
+    np.testing.assert_allclose(g2, g, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(h2, h, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("metric", METRICS)
+def test_permutation_equivariance(metric):
+    s, y, ptr = _random_batch(5, distinct=True)
+    g, h = lambda_gradients(s, y, ptr, metric, 5)
+    rng = np.random.default_rng(9)
+    perm = np.concatenate([a + rng.permutation(b - a) for a, b in zip(ptr[:-1], ptr[1:])])
+    gp, hp = lambda_gradients(s[perm], y[perm], ptr, metric, 5)
+    np.testing.assert_allclose(gp, g[perm], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(hp, h[perm], rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("metric", METRICS)
+def test_degenerate_queries_give_zeros(metric):
+    s = np.array([0.3, 0.1, 0.2, 0.5, 0.0, 0.9])
+    y = np.array([2.0, 2.0, 2.0, 0.0, 0.0, 1.0])
+    ptr = [0, 3, 5, 6]  # all-equal labels, all-zero labels, a single document
+    g, h = lambda_gradients(s, y, ptr, metric)
+    assert np.all(g == 0) and np.all(h == 0)
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("metric", ("ndcg", "err", "map", "mrr"))
+def test_k_cutoff_pairs_below_k_contribute_nothing(metric):
+    # The top 2 documents are irrelevant; lower documents are graded: with k=2 only pairs
+    # touching the top 2 positions can move, so the order among positions >= 2 is irrelevant.
+    s = np.array([5.0, 4.0, 3.0, 2.0, 1.0, 0.0])
+    y = np.array([0.0, 0.0, 1.0, 3.0, 2.0, 1.0])
+    g, h, pairs = lambda_gradients(s, y, [0, 6], metric, 2, return_pairs=True)
+    ranks = {d: r for r, d in enumerate(np.argsort(-s, kind="stable"))}
+    assert all(min(ranks[i], ranks[j]) < 2 for i, j in zip(pairs.i, pairs.j))
+    g_full = lambda_gradients(s, y, [0, 6], metric)[0]
+    assert not np.allclose(g, g_full)
+
+
+@pytest.mark.kernel
+def test_err_swap_moving_better_document_up_never_lowers_err():
+    rng = np.random.default_rng(4)
+    for _ in range(200):
+        n = int(rng.integers(2, 15))
+        s = rng.normal(size=n)
+        y = rng.integers(0, 5, n).astype(float)
+        order = np.argsort(-s, kind="stable")
+        ranked = list(y[order])
+        k = int(rng.integers(1, n + 2))
+        for a in range(n):
+            for b in range(a + 1, n):
+                if ranked[b] > ranked[a]:
+                    swapped = list(ranked)
+                    swapped[a], swapped[b] = swapped[b], swapped[a]
+                    gain = oracle.err_of_order(swapped, k, 4) - oracle.err_of_order(ranked, k, 4)
+                    assert gain >= -1e-15
+
+
+def _pairwise_cost(s, y, metric, k, sigma, order_scores):
+    """C = sum |dZ| log(1 + exp(-sigma (s_i - s_j))) with |dZ| frozen at the ranking of order_scores."""
+    total = 0.0
+    n = len(s)
+    rank = {d: r for r, d in enumerate(oracle.ranking(list(order_scores)))}
+    for i in range(n):
+        for j in range(n):
+            if y[i] > y[j]:
+                if metric == "ranknet":
+                    dz = 1.0 if min(rank[i], rank[j]) < k else 0.0
+                else:
+                    dz = oracle.swap_delta(list(order_scores), list(y), i, j, metric, k, max_label=max(y))
+                total += dz * math.log1p(math.exp(-sigma * (s[i] - s[j])))
+    return total
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_gradient_hessian_and_poincare_by_finite_differences(metric):
+    rng = np.random.default_rng(7)
+    n, k, sigma, eps = 9, 5, 1.3, 1e-6
+    s = np.sort(rng.normal(size=n))[::-1] * 2  # well separated, so small steps keep the ranking
+    y = np.array([1, 0, 3, 0, 2, 1, 0, 4, 0], float)
+    g, h = lambda_gradients(s, y, [0, n], metric, k, sigma)
+    jac = np.empty((n, n))
+    for j in range(n):
+        e = np.zeros(n)
+        e[j] = eps
+        cp = _pairwise_cost(s + e, y, metric, k, sigma, s)
+        cm = _pairwise_cost(s - e, y, metric, k, sigma, s)
+        assert abs((cp - cm) / (2 * eps) - g[j]) < 1e-6
+        gp = lambda_gradients(s + e, y, [0, n], metric, k, sigma)[0]
+        gm = lambda_gradients(s - e, y, [0, n], metric, k, sigma)[0]
+        jac[:, j] = (gp - gm) / (2 * eps)
+    np.testing.assert_allclose(np.diag(jac), h, atol=1e-6)
+    np.testing.assert_allclose(jac, jac.T, atol=1e-6)  # Burges §4.3: a cost function exists
+
+
+@pytest.mark.kernel
+def test_query_weights_normalize_and_out():
+    s, y, ptr = _random_batch(2)
+    w = np.random.default_rng(0).uniform(0, 3, len(ptr) - 1)
+    g, h = lambda_gradients(s, y, ptr, "ndcg", 10)
+    gw, hw = lambda_gradients(s, y, ptr, "ndcg", 10, query_weights=w)
+    np.testing.assert_allclose(gw, g * np.repeat(w, np.diff(ptr)), rtol=1e-14)
+    np.testing.assert_allclose(hw, h * np.repeat(w, np.diff(ptr)), rtol=1e-14)
+    gn, hn = lambda_gradients(s, y, ptr, "ndcg", 10, normalize="lambdarank")
+    for q in range(5):
+        a, b = ptr[q], ptr[q + 1]
+        sq, yq = list(s[a:b]), list(y[a:b])
+        total = sum(  # S = sum over pairs of 2 sigma |dZ| rho, by brute force
+            2 * oracle.swap_delta(sq, yq, i, j, "ndcg", 10) / (1 + math.exp(sq[i] - sq[j]))
+            for i in range(b - a) for j in range(b - a) if yq[i] > yq[j]
+        )
+        factor = math.log2(1 + total) / total if total > 0 else 1.0
+        np.testing.assert_allclose(gn[a:b], g[a:b] * factor, rtol=1e-12, atol=1e-300)
+        np.testing.assert_allclose(hn[a:b], h[a:b] * factor, rtol=1e-12, atol=1e-300)
+    out = (np.full(len(s), np.nan), np.full(len(s), np.nan))
+    go, ho = lambda_gradients(s, y, ptr, "ndcg", 10, out=out)
+    assert go is out[0] and ho is out[1]
+    np.testing.assert_array_equal(go, g)
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_thread_count_does_not_change_result(metric):
+    s, y, ptr = _random_batch(8, n_queries=80)
+    g1, h1 = lambda_gradients(s, y, ptr, metric, 10, n_threads=1)
+    g2, h2 = lambda_gradients(s, y, ptr, metric, 10, n_threads=2)
+    np.testing.assert_array_equal(g1, g2)
+    np.testing.assert_array_equal(h1, h2)
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("metric", METRICS)
+def test_return_pairs_consistent(metric):
+    s, y, ptr = _random_batch(12)
+    g, h, pairs = lambda_gradients(s, y, ptr, metric, 7, normalize="lambdarank", return_pairs=True)
+    acc = np.zeros_like(h)
+    np.add.at(acc, pairs.i, pairs.h)
+    np.add.at(acc, pairs.j, pairs.h)
+    np.testing.assert_allclose(acc, h, rtol=1e-12, atol=1e-15)
+    assert np.all(y[pairs.i] > y[pairs.j])
+    q_of_i = np.searchsorted(ptr, pairs.i, side="right") - 1
+    q_of_j = np.searchsorted(ptr, pairs.j, side="right") - 1
+    np.testing.assert_array_equal(q_of_i, q_of_j)
+    assert pairs.ptr[-1] == len(pairs.i)
+    assert np.all(q_of_i == np.repeat(np.arange(len(ptr) - 1), np.diff(pairs.ptr)))
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(scores=[0.0, np.nan]), "non-finite"),
+        (dict(scores=[0.0, np.inf]), "non-finite"),
+        (dict(labels=[1.0, np.nan]), "non-finite"),
+        (dict(labels=[1.0, -1.0]), "non-negative"),
+        (dict(labels=[1.0, 0.5]), "integer"),
+        (dict(group_ptr=[0, 1]), "end at"),
+        (dict(group_ptr=[0, 2, 1, 2]), "monotone"),
+        (dict(labels=[1.0]), "length mismatch"),
+        (dict(metric="auc"), "unknown metric"),
+        (dict(sigma=0.0), "sigma"),
+        (dict(k=0), "k must be"),
+        (dict(normalize="sum"), "normalize"),
+    ],
+)
+def test_bad_input(kwargs, match):
+    args = dict(scores=[0.2, 0.1], labels=[1.0, 0.0], group_ptr=[0, 2], metric="ndcg")
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        lambda_gradients(args.pop("scores"), args.pop("labels"), args.pop("group_ptr"), **args)
+
+
+def test_non_integer_labels_allowed_for_binary_metrics_and_inputs_not_mutated():
+    s = np.array([0.2, 0.1, 0.3])
+    y = np.array([0.5, 0.0, 2.5])
+    s0, y0 = s.copy(), y.copy()
+    for metric in ("map", "mrr", "ranknet"):
+        lambda_gradients(s, y, [0, 3], metric)
+    np.testing.assert_array_equal(s, s0)
+    np.testing.assert_array_equal(y, y0)

@@ -1,0 +1,217 @@
+"""Tests of lambda_objectives.metrics: definitions, properties, an independent evaluator, bad input."""
+
+import numba
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import _oracles as oracle
+from conftest import shared_file
+from lambda_objectives import mean_metric, metric_table, metric_values, parse_metric
+
+METRICS = ("ndcg", "dcg", "err", "map", "mrr")
+EXAMPLES = 200 if not numba.config.DISABLE_JIT else 60
+
+
+@st.composite
+def batches(draw):
+    sizes = draw(st.lists(st.integers(1, 60), min_size=1, max_size=6))
+    n = sum(sizes)
+    scores = draw(st.lists(st.integers(-4, 4), min_size=n, max_size=n))  # many ties
+    labels = draw(st.lists(st.integers(0, 4), min_size=n, max_size=n))
+    k = draw(st.one_of(st.none(), st.integers(1, 70)))
+    return np.array(scores, float) * 0.3, np.array(labels, float), np.concatenate(([0], np.cumsum(sizes))), k
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("metric", METRICS)
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(b=batches(), gain=st.sampled_from(["exp", "linear"]), threshold=st.sampled_from([0.0, 1.0, 2.5]))
+def test_matches_definition(metric, b, gain, threshold):
+    s, y, ptr, k = b
+    got = metric_values(s, y, ptr, metric, k, gain=gain, threshold=threshold)
+    max_label = y.max()
+    for q in range(len(ptr) - 1):
+        a, e = ptr[q], ptr[q + 1]
+        want = oracle.metric_of_query(list(s[a:e]), list(y[a:e]), metric, k, gain=gain,
+                                      threshold=threshold, max_label=max_label)
+        assert got[q] == pytest.approx(want, rel=1e-12, abs=1e-12)
+        if metric != "dcg":
+            assert 0.0 <= got[q] <= 1.0 + 1e-12
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("metric", METRICS)
+@settings(max_examples=EXAMPLES // 2, deadline=None)
+@given(b=batches(), seed=st.integers(0, 2**31))
+def test_permutation_invariance_and_k_beyond_list(metric, b, seed):
+    _, y, ptr, k = b
+    rng = np.random.default_rng(seed)
+    s = rng.normal(size=len(y))  # distinct scores: the ranking does not depend on input order
+    perm = np.concatenate([a + rng.permutation(e - a) for a, e in zip(ptr[:-1], ptr[1:])])
+    np.testing.assert_allclose(metric_values(s[perm], y[perm], ptr, metric, k),
+                               metric_values(s, y, ptr, metric, k), rtol=1e-13)
+    longest = int(np.diff(ptr).max())
+    np.testing.assert_array_equal(metric_values(s, y, ptr, metric, longest),
+                                  metric_values(s, y, ptr, metric, None))
+
+
+@pytest.mark.kernel
+def test_ties_broken_by_input_position():
+    # Equal scores: the first document in the input ranks first.
+    assert metric_values([1.0, 1.0], [0.0, 1.0], [0, 2], "mrr")[0] == 0.5
+    assert metric_values([1.0, 1.0], [1.0, 0.0], [0, 2], "mrr")[0] == 1.0
+
+
+def test_closed_form_values():
+    # One query ranked [2, 0, 1] (labels in rank order).
+    s, y, ptr = [3.0, 2.0, 1.0], [2.0, 0.0, 1.0], [0, 3]
+    dcg = 3.0 + 1.0 / np.log2(4)
+    idcg = 3.0 + 1.0 / np.log2(3)
+    assert metric_values(s, y, ptr, "dcg")[0] == pytest.approx(dcg)
+    assert metric_values(s, y, ptr, "ndcg")[0] == pytest.approx(dcg / idcg)
+    assert metric_values(s, y, ptr, "ndcg@1")[0] == 1.0
+    R2, R1 = 3 / 4, 1 / 4
+    assert metric_values(s, y, ptr, "err")[0] == pytest.approx(R2 + (1 - R2) * (1 - 0) * R1 / 3)
+    assert metric_values(s, y, ptr, "map")[0] == pytest.approx((1 + 2 / 3) / 2)
+    assert metric_values(s, y, ptr, "map@2")[0] == pytest.approx(1 / 2)
+    assert metric_values(s, y, ptr, "mrr", threshold=1.0)[0] == 1.0
+    assert metric_values(s, y, ptr, "ndcg", gain="linear")[0] == pytest.approx(
+        (2 + 1 / np.log2(4)) / (2 + 1 / np.log2(3)))
+    assert metric_values(s, y, ptr, "ndcg", label_gain=[0, 10, 1])[0] == pytest.approx(
+        (1 + 10 / np.log2(4)) / (10 + 1 / np.log2(3)))
+
+
+def test_parse_metric_and_means():
+    assert parse_metric("NDCG@10") == ("ndcg", 10)
+    assert parse_metric("err") == ("err", None)
+    assert parse_metric("map", 5) == ("map", 5)
+    with pytest.raises(ValueError, match="k=3"):
+        parse_metric("ndcg@3", 5)
+    with pytest.raises(ValueError, match="unknown metric"):
+        parse_metric("auc@3")
+    s, y, ptr = [1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0, 2, 4]
+    v = metric_values(s, y, ptr, "ndcg", ideal_zero="drop")
+    assert np.isnan(v[1])
+    assert mean_metric(s, y, ptr, "ndcg", ideal_zero="drop") == pytest.approx(v[0])
+    assert mean_metric(s, y, ptr, "ndcg") == pytest.approx((v[0] + 1.0) / 2)
+    assert mean_metric(s, y, ptr, "ndcg", query_weights=[3, 1]) == pytest.approx((3 * v[0] + 1) / 4)
+    table = metric_table(s, y, ptr, metrics=("ndcg@1", "mrr"))
+    assert set(table) == {"ndcg@1", "mrr"}
+
+
+def test_thread_count_does_not_change_values():
+    rng = np.random.default_rng(0)
+    ptr = np.concatenate(([0], np.cumsum(rng.integers(1, 50, 300))))
+    s, y = rng.normal(size=ptr[-1]), rng.integers(0, 5, ptr[-1]).astype(float)
+    for metric in METRICS:
+        np.testing.assert_array_equal(metric_values(s, y, ptr, metric, 10, n_threads=1),
+                                      metric_values(s, y, ptr, metric, 10, n_threads=2))
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(scores=[0.0, np.nan]), "non-finite"),
+        (dict(scores=[0.0, -np.inf]), "non-finite"),
+        (dict(labels=[np.nan, 0.0]), "non-finite"),
+        (dict(labels=[-1.0, 0.0]), "non-negative"),
+        (dict(labels=[1.5, 0.0]), "integer"),
+        (dict(labels=[1.0]), "length mismatch"),
+        (dict(group_ptr=[0, 3]), "end at"),
+        (dict(group_ptr=[1, 2]), "start at 0"),
+        (dict(group_ptr=[0, 2, 2]), "empty"),
+        (dict(metric="precision"), "unknown metric"),
+        (dict(k=0), "k must be"),
+        (dict(ideal_zero="maybe"), "ideal_zero"),
+        (dict(metric="err", max_label=0.5), "exceeds max_label"),
+        (dict(label_gain=[0.0]), "no entry in label_gain"),
+    ],
+)
+def test_bad_input(kwargs, match):
+    args = dict(scores=[0.2, 0.1], labels=[1.0, 0.0], group_ptr=[0, 2], metric="ndcg")
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        metric_values(args.pop("scores"), args.pop("labels"), args.pop("group_ptr"), args.pop("metric"), **args)
+
+
+def test_inputs_not_mutated():
+    s, y = np.array([0.3, 0.1, 0.2]), np.array([1.0, 0.0, 2.0])
+    s0, y0 = s.copy(), y.copy()
+    for metric in METRICS:
+        metric_values(s, y, [0, 3], metric)
+    np.testing.assert_array_equal(s, s0)
+    np.testing.assert_array_equal(y, y0)
+
+
+# --- an independent public evaluator (trec_eval via ir_measures, gdeval for ERR) on real data ---
+
+
+@pytest.fixture(scope="module")
+def mq2008_scored(shared_data):
+    lgb = pytest.importorskip("lightgbm")
+    sk = pytest.importorskip("sklearn.datasets")
+    train = shared_file(shared_data, "MQ2008", "Fold1", "train.txt")
+    test = shared_file(shared_data, "MQ2008", "Fold1", "test.txt")
+    Xtr, ytr, qtr = sk.load_svmlight_file(str(train), query_id=True, n_features=46)
+    Xte, yte, qte = sk.load_svmlight_file(str(test), query_id=True, n_features=46)
+    _, sizes = np.unique(qtr, return_counts=True)
+    order = np.argsort(qtr, kind="stable")  # files are already grouped; keep it explicit
+    model = lgb.train({"objective": "lambdarank", "verbose": -1, "num_leaves": 15, "seed": 1},
+                      lgb.Dataset(Xtr[order], ytr[order], group=np.diff(np.flatnonzero(
+                          np.r_[True, qtr[order][1:] != qtr[order][:-1], True]))), 20)
+    scores = model.predict(Xte)
+    # Replace scores by their stable rank (integers, exactly representable everywhere), so
+    # trec_eval's own tie rule (docno descending) cannot differ from ours.
+    order = np.argsort(-scores, kind="stable")
+    scores = np.empty(len(order))
+    scores[order] = len(order) - np.arange(len(order), dtype=float)
+    ptr = np.flatnonzero(np.r_[True, qte[1:] != qte[:-1], True])
+    return scores, yte, qte, ptr
+
+
+def _ir_measures(measure, scores, labels, qid):
+    irm = pytest.importorskip("ir_measures")
+    qrels = [irm.Qrel(str(int(q)), f"d{i}", int(l)) for i, (q, l) in enumerate(zip(qid, labels))]
+    run = [irm.ScoredDoc(str(int(q)), f"d{i}", float(s)) for i, (q, s) in enumerate(zip(qid, scores))]
+    return {m.query_id: m.value for m in irm.iter_calc([measure], qrels, run)}
+
+
+@pytest.mark.parametrize("k", [3, 10])
+def test_agrees_with_trec_eval_on_mq2008(mq2008_scored, k):
+    irm = pytest.importorskip("ir_measures")
+    scores, labels, qid, ptr = mq2008_scored
+    qids = [str(int(qid[a])) for a in ptr[:-1]]
+    cases = [
+        # trec_eval scores a query without relevant documents 0: our ideal_zero="zero".
+        (irm.nDCG(gains={0: 0, 1: 1, 2: 3}) @ k, "ndcg", {"ideal_zero": "zero"}),  # exponential gains
+        (irm.nDCG @ k, "ndcg", {"gain": "linear", "ideal_zero": "zero"}),           # its default, linear
+        (irm.AP @ k, "map", {}),
+        (irm.RR @ k, "mrr", {}),
+    ]
+    for measure, metric, opts in cases:
+        ref = _ir_measures(measure, scores, labels, qid)
+        ours = metric_values(scores, labels, ptr, metric, k, **opts)
+        for q, v in zip(qids, ours):
+            if q in ref:
+                assert v == pytest.approx(ref[q], abs=1e-9), (measure, q)
+        assert len(ref) >= 0.5 * len(qids)
+
+
+def test_err_agrees_with_gdeval_on_mq2008(mq2008_scored):
+    irm = pytest.importorskip("ir_measures")
+    import shutil
+
+    if shutil.which("perl") is None:
+        pytest.skip("gdeval (ERR) needs perl")
+    scores, labels, qid, ptr = mq2008_scored
+    ref = _ir_measures(irm.ERR @ 20, scores, labels, qid)
+    ours = metric_values(scores, labels, ptr, "err", 20, max_label=4)  # gdeval fixes max grade 4
+    qids = [str(int(qid[a])) for a in ptr[:-1]]
+    compared = 0
+    for q, v in zip(qids, ours):
+        if q in ref:
+            assert v == pytest.approx(ref[q], abs=5e-6), q  # gdeval prints 5 decimals
+            compared += 1
+    assert compared >= 0.5 * len(qids)
