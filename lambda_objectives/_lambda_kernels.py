@@ -29,6 +29,7 @@ from ._ranking import stable_order_desc
 
 NDCG, ERR, MAP, MRR, RANKNET = 0, 1, 2, 3, 4
 NORM_NONE, NORM_LAMBDARANK = 0, 1
+_TINY = 1e-280
 
 
 @njit(cache=True)
@@ -62,6 +63,12 @@ def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
         vr[r] = val[d]
     gr = np.zeros(n)
     hr = np.zeros(n)
+    # rho = 1/(1+exp(sigma(s_hi - s_lo))) = e_lo/(e_lo + e_hi) with e = exp(sigma(s - max s)):
+    # one exp per document instead of one per pair; e <= 1 cannot overflow, and pairs whose
+    # e underflows towards subnormals fall back to the direct formula.
+    er = np.empty(n)
+    for r in range(n):
+        er[r] = math.exp(sigma * (sr[r] - sr[0]))
 
     # Per-query tables of the metric; an ideal value of 0 means every |ΔZ| is 0.
     inv = 0.0
@@ -150,7 +157,12 @@ def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
                     else:
                         hi = b
                         lo = a
-                    rho = _rho(sigma * (sr[hi] - sr[lo]))
+                    e_hi = er[hi]
+                    e_lo = er[lo]
+                    if e_hi > _TINY and e_lo > _TINY:
+                        rho = e_lo / (e_lo + e_hi)
+                    else:
+                        rho = _rho(sigma * (sr[hi] - sr[lo]))
                     lam = sigma * dz * rho
                     hh = sigma * sigma * dz * rho * (1.0 - rho)
                     gr[hi] -= lam

@@ -280,3 +280,16 @@ def test_non_integer_labels_allowed_for_binary_metrics_and_inputs_not_mutated():
         lambda_gradients(s, y, [0, 3], metric)
     np.testing.assert_array_equal(s, s0)
     np.testing.assert_array_equal(y, y0)
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("metric", METRICS)
+def test_extreme_score_gaps_stay_finite_and_exact(metric):
+    # exp(sigma * gap) over- or underflows here; rho must still be 0 or 1 to double precision.
+    s = np.array([900.0, 0.0, -900.0, 0.5])
+    y = np.array([0.0, 1.0, 2.0, 0.0])
+    g, h = lambda_gradients(s, y, [0, 4], metric, sigma=2.0)
+    assert np.all(np.isfinite(g)) and np.all(np.isfinite(h)) and np.all(h >= 0)
+    assert abs(g.sum()) < 1e-12
+    small = lambda_gradients(s / 1000, y, [0, 4], metric, sigma=2.0 * 1000)  # same sigma*gap
+    np.testing.assert_allclose(g, small[0], rtol=1e-9, atol=1e-300)

@@ -1,0 +1,26 @@
+"""What a benchmark ran on: recorded beside every figure."""
+
+import os
+import platform
+
+
+def machine_record():
+    """CPU count, numba threads, platform and package versions."""
+    import numba
+    import numpy
+
+    rec = {
+        "cpu_count": os.cpu_count(),
+        "numba_threads": numba.config.NUMBA_NUM_THREADS,
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "numba": numba.__version__,
+    }
+    for name in ("lightgbm", "xgboost"):
+        try:
+            rec[name] = __import__(name).__version__
+        except ImportError:
+            rec[name] = None
+    return rec
