@@ -292,4 +292,6 @@ def test_extreme_score_gaps_stay_finite_and_exact(metric):
     assert np.all(np.isfinite(g)) and np.all(np.isfinite(h)) and np.all(h >= 0)
     assert abs(g.sum()) < 1e-12
     small = lambda_gradients(s / 1000, y, [0, 4], metric, sigma=2.0 * 1000)  # same sigma*gap
-    np.testing.assert_allclose(g, small[0], rtol=1e-9, atol=1e-300)
+    # grad scales with sigma, hess with sigma**2 (|dZ| and rho are unchanged).
+    np.testing.assert_allclose(g, small[0] / 1000, rtol=1e-9, atol=1e-300)
+    np.testing.assert_allclose(h, small[1] / 1e6, rtol=1e-9, atol=1e-300)
