@@ -1,0 +1,130 @@
+"""Benchmark: our objectives inside LightGBM/XGBoost vs the engines' native ranking objectives.
+
+MSLR-shaped synthetic data (about 360K rows x 136 features, graded 0..4, ~120 docs/query),
+equal tree settings, 100 boosting rounds, wall time for
+
+* LightGBM + ``LightGBMObjective(preset="lightgbm")`` / LightGBM native ``lambdarank``;
+* XGBoost + ``XGBoostObjective(preset="xgboost")`` / XGBoost native ``rank:ndcg``;
+
+at 2 threads and at all threads, in the same run. The parity presets compute the same gradients
+as the engines, so the ratio measures only the cost of the Python callback and our kernel.
+``run(quick=True)`` uses 20K rows and 20 rounds.
+
+Usage: ``python -m comparisons.bench_adapters [--quick]``.
+"""
+
+import os
+import platform
+import sys
+import time
+
+import numpy as np
+
+
+def _make_data(n_rows, n_features, docs_per_query, seed=0):
+    try:
+        from lambda_objectives.datasets import make_ranking  # type: ignore
+
+        return make_ranking(n_rows=n_rows, n_features=n_features, seed=seed)
+    except (ImportError, TypeError):
+        pass
+    rng = np.random.default_rng(seed)
+    n_q = max(1, n_rows // docs_per_query)
+    sizes = rng.integers(docs_per_query // 2, docs_per_query * 3 // 2 + 1, n_q)
+    n = int(sizes.sum())
+    X = rng.normal(size=(n, n_features)).astype(np.float32)
+    w = rng.normal(size=n_features) / np.sqrt(n_features)
+    latent = X @ w + 0.7 * rng.normal(size=n)
+    cuts = np.quantile(latent, [0.5, 0.8, 0.93, 0.98])  # MSLR-like skew towards grade 0
+    y = np.searchsorted(cuts, latent).astype(np.float64)
+    return X, y, np.r_[0, np.cumsum(sizes)]
+
+
+def _time(fn):
+    t = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t, out
+
+
+def _engine_pair(engine, quick, nt):
+    """Native and ours for one engine and thread count, in this (fresh) process."""
+    import numba
+
+    n_rows, rounds = (20_000, 20) if quick else (360_000, 100)
+    X, y, ptr = _make_data(n_rows, 136, 120)
+    sizes = np.diff(ptr)
+    sub = X[:5000]
+    if engine == "lightgbm":
+        import lightgbm as lgb
+
+        from lambda_objectives.adapters import LightGBMObjective
+
+        LightGBMObjective(preset="lightgbm").gradients(np.zeros(ptr[1]), y[: ptr[1]], ptr[:2])  # JIT warm-up
+        ds = lgb.Dataset(X, y, group=sizes, params={"max_bin": 255, "verbose": -1}).construct()
+        lp = dict(num_leaves=63, learning_rate=0.1, min_data_in_leaf=20, max_bin=255, num_threads=nt,
+                  verbose=-1, force_row_wise=True)
+        t_n, b_n = _time(lambda: lgb.train({**lp, "objective": "lambdarank"}, ds, rounds))
+        obj = LightGBMObjective(preset="lightgbm", n_threads=nt)
+        t_o, b_o = _time(lambda: lgb.train({**lp, "objective": obj}, ds, rounds))
+        diff = float(np.abs(b_n.predict(sub) - b_o.predict(sub)).max())
+        version = lgb.__version__
+    else:
+        import xgboost as xgb
+
+        from lambda_objectives.adapters import XGBoostObjective
+
+        XGBoostObjective(preset="xgboost").gradients(np.zeros(ptr[1]), y[: ptr[1]], ptr[:2])
+        dtrain = xgb.DMatrix(X, y, group=sizes)
+        xp = dict(max_depth=0, max_leaves=63, grow_policy="lossguide", eta=0.1, tree_method="hist", max_bin=255,
+                  nthread=nt, base_score=0.0)
+        t_n, b_n = _time(lambda: xgb.train({**xp, "objective": "rank:ndcg"}, dtrain, rounds))
+        obj = XGBoostObjective(preset="xgboost", n_threads=nt)
+        t_o, b_o = _time(lambda: xgb.train(xp, dtrain, rounds, obj=obj))
+        ds = xgb.DMatrix(sub)
+        diff = float(np.abs(b_n.predict(ds, output_margin=True) - b_o.predict(ds, output_margin=True)).max())
+        version = xgb.__version__
+    return {"engine": engine, "threads": nt, "native_s": t_n, "ours_s": t_o, "ratio": t_o / t_n,
+            "max_pred_diff": diff, "rows": int(X.shape[0]), "queries": int(len(sizes)), "rounds": rounds,
+            "version": version, "numba": numba.__version__}
+
+
+def run(quick: bool = False) -> dict:
+    """Run the benchmark; returns timings, ratios, parity checks and a machine record.
+
+    Each engine runs in its own fresh process (LightGBM and XGBoost ship different OpenMP
+    runtimes; loaded together, the first one's spinning threads slowed LightGBM's native
+    lambdarank about 60x here), native and ours in that same process, native first.
+    """
+    import multiprocessing as mp
+
+    import numba
+
+    all_threads = numba.config.NUMBA_NUM_THREADS
+    runs = []
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(1, maxtasksperchild=1) as pool:
+        for nt in sorted({min(2, all_threads), all_threads}):
+            for engine in ("lightgbm", "xgboost"):
+                runs.append(pool.apply(_engine_pair, (engine, quick, nt)))
+    first = runs[0]
+    return {"rows": first["rows"], "features": 136, "queries": first["queries"], "rounds": first["rounds"],
+            "runs": runs,
+            "machine": {"platform": platform.platform(), "python": sys.version.split()[0],
+                        "cpu_count": os.cpu_count(), "numba_threads": all_threads, "numba": numba.__version__,
+                        "numpy": np.__version__, "engines": {r["engine"]: r["version"] for r in runs}}}
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    res = run(quick="--quick" in argv)
+    print(f"bench_adapters: {res['rows']} rows x {res['features']} features, {res['queries']} queries, "
+          f"{res['rounds']} rounds  ({res['machine']})")
+    print(f"{'engine':>9} {'threads':>7} {'native s':>9} {'ours s':>8} {'ours/native':>11} {'max|dpred|':>10}")
+    for r in res["runs"]:
+        print(f"{r['engine']:>9} {r['threads']:>7} {r['native_s']:>9.2f} {r['ours_s']:>8.2f} "
+              f"{r['ratio']:>11.3f} {r['max_pred_diff']:>10.1e}")
+    return res
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,617 @@
+"""LightGBM and XGBoost adapters: LambdaMART objectives and ranking eval metrics as engine callables.
+
+* :class:`LightGBMObjective` — ``lgb.train({"objective": obj}, ds)`` (called as ``obj(preds,
+  train_data)``) **and** ``lgb.LGBMRanker(objective=obj)`` (LightGBM's sklearn wrapper counts
+  parameters and passes ``group`` only to a 4-parameter callable; ``__call__`` has four, the
+  engine path uses the first two).
+* :class:`XGBoostObjective` — ``xgb.train(params, dtrain, obj=obj)``; :class:`XGBLambdaRanker`,
+  a small sklearn-style estimator over ``xgb.train`` (``xgb.XGBRanker`` rejects callables).
+* :func:`lightgbm_metric` / :func:`xgboost_metric` — NDCG@k, ERR@k, MAP@k, MRR@k eval callables.
+
+Gradient back ends (``preset``):
+
+* ``None`` — the package's exact lambdas (:func:`lambda_objectives.lambda_gradients`): ΔNDCG,
+  ΔERR, ΔMAP, ΔMRR, RankNet, with the package's truncation convention;
+* ``"lightgbm"`` — LightGBM's built-in ``lambdarank`` reproduced bit for bit
+  (``k`` = ``lambdarank_truncation_level``, default 30; options ``label_gain``, ``norm``);
+* ``"xgboost"`` — XGBoost ``rank:ndcg`` / ``rank:map`` / ``rank:pairwise`` (topk, ``k`` default 32;
+  options ``normalization``, ``score_normalization``, ``exp_gain``), to float32 precision.
+
+Gradients are written into buffers allocated once per data set and returned as float32 views.
+"""
+
+import threading
+import warnings
+import weakref
+
+import numpy as np
+
+from . import _preset_kernels as pk
+from ._config import ENGINE_FLOAT, FLOAT, PTR
+from ._threads import numba_threads
+from ._validation import check_group_ptr, check_k, check_n_threads
+
+__all__ = [
+    "HessianWarning",
+    "LightGBMObjective",
+    "XGBoostObjective",
+    "XGBLambdaRanker",
+    "lightgbm_metric",
+    "xgboost_metric",
+]
+
+_PRESET_METRICS = {
+    None: ("ndcg", "err", "map", "mrr", "ranknet"),
+    "lightgbm": ("ndcg",),
+    "xgboost": ("ndcg", "map", "pairwise"),
+}
+_PRESET_OPTIONS = {
+    "lightgbm": {"label_gain", "norm"},
+    "xgboost": {"normalization", "score_normalization", "exp_gain"},
+}
+_TABLES = {}
+
+
+class HessianWarning(RuntimeWarning):
+    """The Hessians are too small for the engine to split on (LightGBM issue #2239)."""
+
+
+def _discount(ptr):
+    """``1/log2(2 + r)`` for every position of the longest query (both engines' table)."""
+    longest = int(np.max(np.diff(ptr), initial=1))
+    return pk.engine_discount(max(longest, 1))
+
+
+def _sigmoid_table(sigma):
+    if sigma not in _TABLES:
+        _TABLES[sigma] = pk.lgb_sigmoid_table(float(sigma))
+    return _TABLES[sigma]
+
+
+class _LambdaObjective:
+    """Shared state: options, per-data-set cache (labels, group_ptr, weights, buffers)."""
+
+    _engine = ""
+    _hess_param = ("min_sum_hessian_in_leaf", 1e-3)
+
+    def __init__(self, metric="ndcg", k=None, sigma=1.0, preset=None, n_threads=None,
+                 check_hessian=True, **kernel_options):
+        if preset not in _PRESET_METRICS:
+            raise ValueError(f"preset must be None, 'lightgbm' or 'xgboost', got {preset!r}")
+        metric = str(metric).lower()
+        if metric not in _PRESET_METRICS[preset]:
+            raise ValueError(
+                f"metric {metric!r} is not available with preset={preset!r}; "
+                f"choose one of {_PRESET_METRICS[preset]}"
+            )
+        self.metric = metric
+        self.k = check_k(k)
+        if not (np.isfinite(sigma) and sigma > 0):
+            raise ValueError(f"sigma must be a positive finite number, got {sigma!r}")
+        if preset == "xgboost" and sigma != 1.0:
+            raise ValueError("XGBoost's native objectives fix sigma at 1; preset='xgboost' needs sigma=1.0")
+        self.sigma = float(sigma)
+        self.preset = preset
+        self.n_threads = check_n_threads(n_threads) if n_threads is not None else None
+        if check_hessian not in (True, False, "raise", "warn"):
+            raise ValueError(f"check_hessian must be True/False/'warn'/'raise', got {check_hessian!r}")
+        self.check_hessian = check_hessian
+        if preset is not None:
+            unknown = set(kernel_options) - _PRESET_OPTIONS[preset]
+            if unknown:
+                raise ValueError(f"unknown options for preset={preset!r}: {sorted(unknown)}")
+        self.kernel_options = dict(kernel_options)
+        self._slots = {}
+        self.n_calls = 0
+
+    # -- data-set cache -------------------------------------------------------------------------
+    # One slot per calling thread: Dask's in-process workers (and LightGBM's sklearn wrapper on
+    # several threads) call one shared objective object with different data at the same time.
+    def _slot(self):
+        return self._slots.setdefault(threading.get_ident(), [None, None])
+
+    def _cached(self, data):
+        ref, state = self._slot()
+        return state if ref is not None and ref() is data else None
+
+    def _remember(self, data, state):
+        slot = self._slot()
+        try:
+            slot[0] = weakref.ref(data)
+        except TypeError:  # not weak-referenceable: keep it alive instead
+            slot[0] = (lambda d: (lambda: d))(data)
+        slot[1] = state
+
+    def __getstate__(self):
+        # caches hold weak references and buffers: rebuilt after a copy or on a Dask worker
+        state = self.__dict__.copy()
+        state["_slots"] = {}
+        return state
+
+    def _prepare(self, labels, group_ptr, weights, hess_threshold):
+        """Validate labels/group once per data set and allocate every buffer."""
+        n = labels.shape[0]
+        ptr = check_group_ptr(np.asarray(group_ptr, dtype=PTR), n)
+        lab = np.ascontiguousarray(labels, dtype=FLOAT)
+        if not np.all(np.isfinite(lab)) or np.any(lab < 0):
+            i = int(np.flatnonzero(~np.isfinite(lab) | (lab < 0))[0])
+            raise ValueError(f"labels must be finite and non-negative, row {i} is {lab[i]!r}")
+        st = {"n": n, "ptr": ptr, "labels": lab,
+              "grad": np.zeros(n, ENGINE_FLOAT), "hess": np.zeros(n, ENGINE_FLOAT),
+              "threshold": hess_threshold, "warned": False}
+        if self.preset == "lightgbm":
+            self._prepare_lightgbm(st, weights)
+        elif self.preset == "xgboost":
+            self._prepare_xgboost(st, weights)
+        else:
+            st["doc_w"] = None if weights is None else np.ascontiguousarray(weights, dtype=FLOAT)
+            st["g64"] = np.zeros(n, FLOAT)
+            st["h64"] = np.zeros(n, FLOAT)
+        return st
+
+    def _prepare_lightgbm(self, st, weights):
+        lab = st["labels"]
+        if np.any(lab != np.floor(lab)):
+            i = int(np.flatnonzero(lab != np.floor(lab))[0])
+            raise ValueError(f"preset='lightgbm' needs integer labels, row {i} is {lab[i]!r}")
+        lg = self.kernel_options.get("label_gain")
+        if lg is None:
+            lg = np.array([0.0] + [float((1 << i) - 1) for i in range(1, 31)])
+        lg = np.ascontiguousarray(lg, dtype=FLOAT)
+        if lab.size and lab.max() >= lg.shape[0]:
+            i = int(np.argmax(lab >= lg.shape[0]))
+            raise ValueError(f"label {lab[i]:g} at row {i} exceeds label_gain (size {lg.shape[0]})")
+        k = 30 if self.k is None else self.k
+        inv = np.empty(st["ptr"].shape[0] - 1, FLOAT)
+        pk.lgb_inverse_max_dcg(lab, st["ptr"], lg, k, inv)
+        st.update(label_gain=lg, kk=k, inv=inv, discount=_discount(st["ptr"]), table=_sigmoid_table(self.sigma),
+                  norm=bool(self.kernel_options.get("norm", True)))
+        st["doc_w"] = (np.zeros(1, ENGINE_FLOAT) if weights is None
+                       else np.ascontiguousarray(weights, dtype=ENGINE_FLOAT))
+        st["use_w"] = weights is not None
+
+    def _prepare_xgboost(self, st, weights):
+        lab = st["labels"]
+        n_q = st["ptr"].shape[0] - 1
+        exp_gain = bool(self.kernel_options.get("exp_gain", True))
+        if self.metric == "map" and np.any((lab != 0) & (lab != 1)):
+            i = int(np.flatnonzero((lab != 0) & (lab != 1))[0])
+            raise ValueError(f"preset='xgboost' metric='map' needs binary labels, row {i} is {lab[i]!r}")
+        if self.metric == "ndcg" and exp_gain and (np.any(lab != np.floor(lab)) or lab.max(initial=0) > 31):
+            raise ValueError("rank:ndcg with exp_gain needs integer labels <= 31")
+        k = 32 if self.k is None else self.k
+        inv = np.empty(n_q, FLOAT)
+        if self.metric == "ndcg":
+            pk.xgb_inverse_idcg(lab.astype(np.float32), st["ptr"], k, exp_gain, inv)
+        if weights is None or len(weights) == 0:
+            gw = np.ones(n_q, np.float32)
+        else:
+            gw = np.ascontiguousarray(weights, dtype=np.float32)
+            if gw.shape[0] != n_q:
+                raise ValueError(f"XGBoost ranking weights are per query: got {gw.shape[0]}, expected {n_q}")
+        y32 = lab.astype(np.float32)
+        gains = (np.exp2(y32.astype(FLOAT)) - 1.0) if exp_gain else y32.astype(FLOAT)
+        st.update(labels32=y32, gains=gains, discount=_discount(st["ptr"]), kk=k, inv=inv, exp_gain=exp_gain, group_w=gw,
+                  w_norm=np.float32(float(n_q) / float(np.sum(gw.astype(np.float64)))),
+                  n_rel=np.zeros(st["n"], FLOAT), acc=np.zeros(st["n"], FLOAT),
+                  metric_code=pk.METRIC_CODES[self.metric],
+                  preds32=np.zeros(st["n"], np.float32))
+
+    # -- gradients ------------------------------------------------------------------------------
+    def _compute(self, st, scores):
+        g, h = st["grad"], st["hess"]
+        with numba_threads(self.n_threads):
+            if self.preset == "lightgbm":
+                table, tmin, tmax, factor = st["table"]
+                s = np.ascontiguousarray(scores, dtype=FLOAT)
+                pk.lgb_lambdarank(s, st["labels"], st["ptr"], st["label_gain"], st["discount"], st["inv"], st["kk"],
+                                  self.sigma, st["norm"], table, tmin, tmax, factor, st["doc_w"],
+                                  st["use_w"], g, h)
+            elif self.preset == "xgboost":
+                p = st["preds32"]
+                p[:] = scores  # the engine ranks by float32 margins
+                o = self.kernel_options
+                pk.xgb_lambdarank(p, st["labels32"], st["gains"], st["discount"], st["ptr"], st["metric_code"],
+                                  st["inv"], st["kk"], bool(o.get("score_normalization", True)),
+                                  bool(o.get("normalization", True)), st["group_w"], st["w_norm"],
+                                  st["n_rel"], st["acc"], g, h)
+            else:
+                from .lambdas import lambda_gradients
+
+                s = np.asarray(scores, dtype=FLOAT)
+                g64, h64 = st["g64"], st["h64"]
+                lambda_gradients(s, st["labels"], st["ptr"], self.metric, self.k, self.sigma,
+                                 out=(g64, h64), n_threads=self.n_threads, **self._extra_options(st))
+                if st["doc_w"] is not None:
+                    np.multiply(g64, st["doc_w"], out=g64)
+                    np.multiply(h64, st["doc_w"], out=h64)
+                g[:] = g64
+                h[:] = h64
+        self.n_calls += 1
+        if self.check_hessian:
+            self._check_hessian(st)
+        return g, h
+
+    def _extra_options(self, st):
+        opts = self.kernel_options
+        if self.metric == "err" and opts.get("max_label") is None and opts.get("label_gain") is None:
+            # one satisfaction scale for the whole data set, not each query's own top grade
+            opts = dict(opts, max_label=float(st["labels"].max(initial=0.0)))
+        return opts
+
+    def _check_hessian(self, st):
+        """Warn (or raise) when no split can satisfy the engine's minimum child Hessian."""
+        if st["warned"]:
+            return
+        h = st["hess"]
+        total = float(np.sum(h, dtype=np.float64))
+        if h.size and float(h.min()) < 0:
+            msg = f"negative Hessians (min {float(h.min()):.3g})"
+        elif total < 2.0 * st["threshold"]:
+            msg = f"sum of Hessians over the data is {total:.3g}"
+        else:
+            return
+        name, _ = self._hess_param
+        text = (
+            f"{self._engine}: {msg}, but a split needs {name} >= {st['threshold']:g} in each child, "
+            f"so the engine will stop growing trees silently (LightGBM issue #2239). Scale the "
+            f"objective (e.g. larger sigma, normalize=None), lower {name} (e.g. 1e-12), or check "
+            "that queries have at least two distinct labels."
+        )
+        st["warned"] = True
+        if self.check_hessian == "raise":
+            raise ValueError(text)
+        warnings.warn(text, HessianWarning, stacklevel=4)
+
+    def gradients(self, scores, labels, group_ptr, weights=None):
+        """Gradients and Hessians (float32 arrays) for ``scores`` outside any engine."""
+        st = self._prepare(np.asarray(labels), group_ptr, weights, 0.0)
+        g, h = self._compute(st, scores)
+        return g.copy(), h.copy()
+
+    def __repr__(self):
+        opts = "".join(f", {k}={v!r}" for k, v in self.kernel_options.items())
+        return (f"{type(self).__name__}(metric={self.metric!r}, k={self.k!r}, sigma={self.sigma!r}, "
+                f"preset={self.preset!r}{opts})")
+
+
+_MISSING = object()
+
+
+def _lgb_hess_threshold(params):
+    for key in ("min_sum_hessian_in_leaf", "min_sum_hessian_per_leaf", "min_sum_hessian",
+                "min_hessian", "min_child_weight"):
+        if params and key in params:
+            return float(params[key])
+    return 1e-3
+
+
+class LightGBMObjective(_LambdaObjective):
+    """A LambdaMART objective for LightGBM (``lgb.train`` and ``lgb.LGBMRanker``).
+
+    Parameters
+    ----------
+    metric : {"ndcg", "err", "map", "mrr", "ranknet"}
+        The metric whose swap change weights each pair, ``|Δmetric|``.
+    k : int or None
+        Truncation (``None``: the package default; with ``preset="lightgbm"`` it is
+        ``lambdarank_truncation_level``, default 30).
+    sigma : float
+        Sigmoid steepness, ``rho = 1/(1 + exp(sigma (s_i - s_j)))``.
+    preset : None or "lightgbm" or "xgboost"
+        ``"lightgbm"`` reproduces the native ``lambdarank`` bit for bit.
+    n_threads : int or None
+        numba threads for the kernel (LightGBM's pool idles during the callback).
+    check_hessian : bool or "raise"
+        Warn (``True``) or raise when the Hessians cannot pass ``min_sum_hessian_in_leaf``.
+    **kernel_options
+        Passed to the kernel (``lambda_gradients`` keywords, or the preset options).
+
+    Notes
+    -----
+    Called as ``obj(preds, train_data)`` by ``lgb.train`` (group boundaries from
+    ``train_data.get_field('group')``, cached per Dataset) and as ``obj(y_true, y_pred, weight,
+    group)`` by ``LGBMRanker`` (``group`` = sizes). Per-document weights multiply grad and hess.
+    Returned arrays are float32 views of buffers reused every iteration.
+    """
+
+    _engine = "LightGBM"
+
+    def __call__(self, preds, train_data, weight=_MISSING, group=_MISSING):
+        if group is _MISSING:  # lgb.train path: (preds, Dataset)
+            st = self._cached(train_data)
+            if st is None:
+                bounds = train_data.get_field("group")
+                if bounds is None:
+                    raise ValueError("the LightGBM Dataset has no group: pass group=sizes to lgb.Dataset")
+                st = self._prepare(np.asarray(train_data.get_label()), bounds, train_data.get_weight(),
+                                   _lgb_hess_threshold(getattr(train_data, "params", None)))
+                self._remember(train_data, st)
+            return self._compute(st, preds)
+        y_true, y_pred = preds, train_data  # LGBMRanker path
+        if group is None:
+            raise ValueError("LGBMRanker passed no group to the objective: fit(..., group=sizes)")
+        slot = self._slot()
+        st = slot[1] if slot[0] == "sklearn" else None
+        if st is None or not np.array_equal(st["sizes"], group) or not np.array_equal(st["raw_y"], y_true):
+            from .groups import sizes_to_ptr
+
+            st = self._prepare(np.asarray(y_true), sizes_to_ptr(group, len(y_true)), weight, 1e-3)
+            st["sizes"] = np.array(group)
+            st["raw_y"] = np.array(y_true)
+            slot[0], slot[1] = "sklearn", st
+        return self._compute(st, y_pred)
+
+    #: explicit 4-argument form for ``LGBMRanker(objective=obj.sklearn)``
+    def sklearn(self, y_true, y_pred, weight, group):
+        """``LGBMRanker`` objective form ``(y_true, y_pred, weight, group_sizes)``."""
+        return self(y_true, y_pred, weight, group)
+
+
+class XGBoostObjective(_LambdaObjective):
+    """A LambdaMART objective for ``xgb.train(params, dtrain, obj=obj)``.
+
+    Same parameters as :class:`LightGBMObjective`. Group boundaries come from
+    ``dtrain.get_uint_info('group_ptr')`` (cached per DMatrix); XGBoost's ranking weights are per
+    query (``dtrain.get_weight()``) and multiply grad and hess (times ``n_groups/Σw`` under
+    ``preset="xgboost"``). XGBoost passes float32 margins. With ``obj=`` XGBoost keeps
+    ``base_score=0.5`` and ``eval_metric=rmse`` unless told: use :meth:`params` or
+    :class:`XGBLambdaRanker`, which pin ``base_score=0`` and the ranking metric.
+    """
+
+    _engine = "XGBoost"
+    _hess_param = ("min_child_weight", 1.0)
+
+    def __init__(self, *args, min_child_weight=1.0, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.min_child_weight = float(min_child_weight)
+
+    def __call__(self, predt, dtrain):
+        st = self._cached(dtrain)
+        if st is None:
+            ptr = np.asarray(dtrain.get_uint_info("group_ptr"), dtype=PTR)
+            if ptr.size == 0:
+                raise ValueError("the DMatrix has no query groups: pass qid= or group= to xgb.DMatrix")
+            w = dtrain.get_weight()
+            st = self._prepare(np.asarray(dtrain.get_label()), ptr, w if len(w) else None, self.min_child_weight)
+            if self.preset is None and st["doc_w"] is not None:
+                st["doc_w"] = np.repeat(st["doc_w"], np.diff(st["ptr"]))  # per query -> per row
+            self._remember(dtrain, st)
+        return self._compute(st, predt)
+
+    def params(self, eval_k=10, **extra):
+        """``xgb.train`` params with ``base_score=0`` and this objective's metric at ``eval_k``."""
+        name = {"ranknet": "ndcg", "pairwise": "ndcg", "err": "ndcg", "mrr": "map"}.get(self.metric, self.metric)
+        p = {"base_score": 0.0, "eval_metric": f"{name}@{eval_k}", "min_child_weight": self.min_child_weight}
+        p.update(extra)
+        return p
+
+
+# ---------------------------------------------------------------------------------------------
+# eval metrics
+# ---------------------------------------------------------------------------------------------
+_EVAL_NAMES = ("ndcg", "err", "map", "mrr")
+
+
+def _parse(spec):
+    try:
+        from .metrics import parse_metric
+
+        name, k = parse_metric(spec)
+    except ImportError:
+        text = str(spec).strip().lower()
+        name, _, kk = text.partition("@")
+        k = int(kk) if kk else None
+    if name not in _EVAL_NAMES:
+        raise ValueError(f"eval metric must be one of {_EVAL_NAMES} (optionally '@k'), got {spec!r}")
+    return name, check_k(k)
+
+
+def _fallback_values(name, k, scores, labels, ptr, max_label, threshold):
+    """Per-query metric values (package conventions) used until ``metrics.py`` is available."""
+    out = np.empty(ptr.shape[0] - 1)
+    for q in range(out.shape[0]):
+        s = scores[ptr[q]:ptr[q + 1]]
+        y = labels[ptr[q]:ptr[q + 1]]
+        o = y[np.argsort(-s, kind="mergesort")]
+        kk = o.shape[0] if k is None else min(k, o.shape[0])
+        disc = 1.0 / np.log2(np.arange(kk) + 2.0)
+        if name == "ndcg":
+            ideal = np.sort(y)[::-1][:kk]
+            idcg = np.sum((np.exp2(ideal) - 1.0) * disc)
+            out[q] = 1.0 if idcg == 0 else np.sum((np.exp2(o[:kk]) - 1.0) * disc) / idcg
+        elif name == "err":
+            R = (np.exp2(o[:kk]) - 1.0) / 2.0 ** max_label
+            P = np.concatenate(([1.0], np.cumprod(1.0 - R)[:-1]))
+            out[q] = np.sum(P * R / np.arange(1, kk + 1))
+        else:
+            rel = o > threshold
+            if name == "map":
+                n_rel = int(np.sum(y > threshold))
+                hits = np.cumsum(rel[:kk])
+                out[q] = 0.0 if n_rel == 0 else np.sum((hits / np.arange(1, kk + 1))[rel[:kk]]) / n_rel
+            else:
+                first = np.flatnonzero(rel[:kk])
+                out[q] = 0.0 if first.size == 0 else 1.0 / (first[0] + 1)
+    return out
+
+
+def _mean_metric(name, k, scores, labels, ptr, max_label, threshold=0.0):
+    scores = np.asarray(scores, dtype=FLOAT)
+    labels = np.asarray(labels, dtype=FLOAT)
+    try:
+        from .metrics import metric_values
+    except ImportError:
+        return float(np.mean(_fallback_values(name, k, scores, labels, ptr, max_label, threshold)))
+    kw = {"max_label": max_label} if name == "err" else {}
+    if name in ("map", "mrr"):
+        kw["threshold"] = threshold
+    return float(np.mean(metric_values(scores, labels, ptr, name, k, **kw)))
+
+
+class _EvalMetric:
+    """Shared state of the eval callables: name, k, and per-data-set cached group_ptr."""
+
+    def __init__(self, spec, max_label=None, threshold=0.0):
+        self.metric, self.k = _parse(spec)
+        self.name = self.metric if self.k is None else f"{self.metric}@{self.k}"
+        self.max_label = max_label
+        self.threshold = float(threshold)
+        self._cache = weakref.WeakKeyDictionary()
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_cache"] = weakref.WeakKeyDictionary()
+        return state
+
+    def _value(self, scores, labels, ptr):
+        ml = self.max_label if self.max_label is not None else float(np.max(labels, initial=0.0))
+        return _mean_metric(self.metric, self.k, scores, labels, ptr, ml, self.threshold)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.name!r})"
+
+
+class _LightGBMEval(_EvalMetric):
+    def __call__(self, preds, eval_data, weight=_MISSING, group=_MISSING):
+        if group is _MISSING:
+            ptr = self._cache.get(eval_data)
+            if ptr is None:
+                ptr = np.asarray(eval_data.get_field("group"), dtype=PTR)
+                self._cache[eval_data] = ptr
+            labels = eval_data.get_label()
+        else:
+            from .groups import sizes_to_ptr
+
+            labels, preds = preds, eval_data
+            ptr = sizes_to_ptr(group, len(labels))
+        return self.name, self._value(preds, labels, ptr), True
+
+
+class _XGBoostEval(_EvalMetric):
+    def __call__(self, predt, dmat):
+        ptr = self._cache.get(dmat)
+        if ptr is None:
+            ptr = np.asarray(dmat.get_uint_info("group_ptr"), dtype=PTR)
+            if ptr.size == 0:
+                ptr = np.array([0, dmat.num_row()], dtype=PTR)
+            self._cache[dmat] = ptr
+        return self.name, self._value(predt, dmat.get_label(), ptr)
+
+
+def lightgbm_metric(spec, max_label=None, threshold=0.0):
+    """A LightGBM eval callable for ``"ndcg@10"``, ``"err@5"``, ``"map@10"``, ``"mrr@10"``.
+
+    Usable as ``lgb.train(..., feval=...)`` (``(preds, eval_data)``) and as
+    ``LGBMRanker.fit(..., eval_metric=...)`` (4-argument form with group sizes). Returns
+    ``(name, mean over queries, True)`` (higher is better). ERR's ``max_label`` defaults to the
+    data set's largest label; MAP/MRR count ``label > threshold`` as relevant.
+    """
+    return _LightGBMEval(spec, max_label, threshold)
+
+
+def xgboost_metric(spec, max_label=None, threshold=0.0):
+    """An XGBoost ``custom_metric`` callable ``(predt, dmatrix) -> (name, value)``; maximise it."""
+    return _XGBoostEval(spec, max_label, threshold)
+
+
+# ---------------------------------------------------------------------------------------------
+# sklearn-style XGBoost ranker
+# ---------------------------------------------------------------------------------------------
+def _sorted_ptr(n, group, qid, what):
+    """group_ptr from sizes or a qid that must already be non-decreasing (XGBoost never sorts)."""
+    from .groups import resolve_group_ptr
+
+    if qid is not None:
+        q = np.asarray(qid)
+        if q.shape[0] != n:
+            raise ValueError(f"{what}: qid has {q.shape[0]} rows, X has {n}")
+        bad = np.flatnonzero(q[1:] < q[:-1])
+        if bad.size:
+            r = int(bad[0]) + 1
+            raise ValueError(
+                f"{what}: qid must be sorted in non-decreasing order (XGBoost requirement); row {r} has "
+                f"qid {q[r]!r} after {q[r - 1]!r}. Sort rows by qid (stably) first; rows are never reordered here."
+            )
+    if group is None and qid is None:
+        raise ValueError(f"{what}: give group= (sizes) or qid=")
+    return resolve_group_ptr(n, group=group, qid=qid)
+
+
+class XGBLambdaRanker:
+    """sklearn-style ranker over ``xgb.train`` with a :class:`XGBoostObjective`.
+
+    Parameters
+    ----------
+    objective : XGBoostObjective or str
+        An objective instance, or a metric name (``"ndcg"``, ``"err"``, ...) for
+        ``XGBoostObjective(metric)``.
+    n_estimators : int
+        Boosting rounds.
+    eval_metric : str or None
+        E.g. ``"ndcg@10"`` (our implementation, maximised); default ``f"{metric}@10"``.
+    early_stopping_rounds : int or None
+    **xgb_params
+        Passed to ``xgb.train`` (``max_depth``, ``learning_rate``/``eta``, ``nthread``...).
+        ``base_score`` defaults to 0 (XGBoost would use 0.5 under a custom objective).
+    """
+
+    def __init__(self, objective="ndcg", n_estimators=100, eval_metric=None, early_stopping_rounds=None,
+                 **xgb_params):
+        self.objective = objective
+        self.n_estimators = n_estimators
+        self.eval_metric = eval_metric
+        self.early_stopping_rounds = early_stopping_rounds
+        self.xgb_params = xgb_params
+
+    def get_params(self, deep=True):
+        return {"objective": self.objective, "n_estimators": self.n_estimators,
+                "eval_metric": self.eval_metric, "early_stopping_rounds": self.early_stopping_rounds,
+                **self.xgb_params}
+
+    def set_params(self, **params):
+        for key, v in params.items():
+            if key in ("objective", "n_estimators", "eval_metric", "early_stopping_rounds"):
+                setattr(self, key, v)
+            else:
+                self.xgb_params[key] = v
+        return self
+
+    def fit(self, X, y, group=None, qid=None, sample_weight=None, eval_set=None, eval_group=None,
+            eval_qid=None, verbose=False):
+        """Train on rows already grouped by query (``group`` sizes or a sorted ``qid``).
+
+        ``sample_weight`` is per query (XGBoost ranking convention). ``eval_set`` is a list of
+        ``(X, y)`` with matching ``eval_group`` / ``eval_qid`` lists.
+        """
+        import xgboost as xgb
+
+        obj = self.objective if isinstance(self.objective, XGBoostObjective) else XGBoostObjective(self.objective)
+        n = np.shape(X)[0]
+        ptr = _sorted_ptr(n, group, qid, "fit")
+        dtrain = xgb.DMatrix(X, np.asarray(y), group=np.diff(ptr), weight=sample_weight)
+        spec = self.eval_metric or f"{'ndcg' if obj.metric in ('ranknet', 'pairwise') else obj.metric}@10"
+        feval = xgboost_metric(spec)
+        evals = [(dtrain, "train")]
+        for i, (Xe, ye) in enumerate(eval_set or []):
+            ge = None if eval_group is None else eval_group[i]
+            qe = None if eval_qid is None else eval_qid[i]
+            pe = _sorted_ptr(np.shape(Xe)[0], ge, qe, f"eval_set[{i}]")
+            evals.append((xgb.DMatrix(Xe, np.asarray(ye), group=np.diff(pe)), f"validation_{i}"))
+        params = {"base_score": 0.0, "disable_default_eval_metric": 1, "min_child_weight": obj.min_child_weight}
+        params.update(self.xgb_params)
+        self.evals_result_ = {}
+        self.booster_ = xgb.train(params, dtrain, num_boost_round=self.n_estimators, obj=obj, evals=evals,
+                                  custom_metric=feval, maximize=True, evals_result=self.evals_result_,
+                                  early_stopping_rounds=self.early_stopping_rounds, verbose_eval=verbose)
+        self.objective_ = obj
+        return self
+
+    def predict(self, X):
+        """Raw ranking scores (margins; only their order within a query matters)."""
+        import xgboost as xgb
+
+        if not hasattr(self, "booster_"):
+            raise ValueError("XGBLambdaRanker is not fitted; call fit first")
+        it = (0, self.booster_.best_iteration + 1) if self.early_stopping_rounds else (0, 0)
+        return self.booster_.predict(xgb.DMatrix(X), output_margin=True, iteration_range=it)

@@ -1,0 +1,238 @@
+"""Engine adapters: parity with the native objectives on real data, API paths, guards."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+lgb = pytest.importorskip("lightgbm")
+xgb = pytest.importorskip("xgboost")
+
+from conftest import shared_file  # noqa: E402
+from lambda_objectives.adapters import (  # noqa: E402
+    HessianWarning,
+    LightGBMObjective,
+    XGBLambdaRanker,
+    XGBoostObjective,
+    lightgbm_metric,
+    xgboost_metric,
+)
+from _oracles import metric_of_query  # noqa: E402
+
+
+def _load(path, query_file=None):
+    from sklearn.datasets import load_svmlight_file
+
+    if query_file is None:
+        X, y, qid = load_svmlight_file(str(path), query_id=True)
+        ptr = np.r_[0, np.flatnonzero(np.diff(qid)) + 1, len(qid)]
+    else:
+        X, y = load_svmlight_file(str(path))
+        ptr = np.r_[0, np.cumsum(np.loadtxt(query_file, dtype=np.int64))]
+    return np.asarray(X.todense(), dtype=np.float32), y, ptr
+
+
+@pytest.fixture(scope="module")
+def mq2008(shared_data):
+    tr = _load(shared_file(shared_data, "MQ2008", "Fold1", "train.txt"))
+    te = _load(shared_file(shared_data, "MQ2008", "Fold1", "test.txt"))
+    return tr, te
+
+
+@pytest.fixture(scope="module")
+def yahoo(shared_data):
+    d = "yahoo-sample"
+    tr = _load(shared_file(shared_data, d, "rank.train"), shared_file(shared_data, d, "rank.train.query"))
+    te = _load(shared_file(shared_data, d, "rank.test"), shared_file(shared_data, d, "rank.test.query"))
+    n = min(tr[0].shape[1], te[0].shape[1])  # svmlight infers widths per file
+    return (tr[0][:, :n], tr[1], tr[2]), (te[0][:, :n], te[1], te[2])
+
+
+def _mean_ndcg(scores, y, ptr, k=10):
+    return np.mean([metric_of_query(list(scores[a:b]), list(y[a:b]), "ndcg", k)
+                    for a, b in zip(ptr[:-1], ptr[1:])])
+
+
+LGB_PARAMS = dict(verbose=-1, num_threads=1, deterministic=True, force_row_wise=True, num_leaves=15,
+                  learning_rate=0.1, min_data_in_leaf=20)
+
+
+@pytest.mark.parametrize("dataset", ["mq2008", "yahoo"])
+def test_lightgbm_preset_equals_native_lambdarank(dataset, request):
+    (X, y, ptr), (Xt, yt, ptrt) = request.getfixturevalue(dataset)
+    group = np.diff(ptr)
+    native1 = lgb.train({**LGB_PARAMS, "objective": "lambdarank"}, lgb.Dataset(X, y, group=group), 1)
+    ours1 = lgb.train({**LGB_PARAMS, "objective": LightGBMObjective(preset="lightgbm")},
+                      lgb.Dataset(X, y, group=group), 1)
+    tree = lambda b: b.model_to_string().split("Tree=0")[1].split("end of trees")[0]  # noqa: E731
+    assert tree(native1) == tree(ours1)  # one round: the identical tree, text for text
+
+    rounds = 100
+    native = lgb.train({**LGB_PARAMS, "objective": "lambdarank"}, lgb.Dataset(X, y, group=group), rounds)
+    obj = LightGBMObjective(preset="lightgbm")
+    ours = lgb.train({**LGB_PARAMS, "objective": obj}, lgb.Dataset(X, y, group=group), rounds)
+    pn, po = native.predict(Xt), ours.predict(Xt)
+    np.testing.assert_array_equal(pn, po)  # bit-exact
+    assert abs(_mean_ndcg(pn, yt, ptrt) - _mean_ndcg(po, yt, ptrt)) <= 1e-4
+
+
+@pytest.mark.parametrize("metric", ["ndcg", "map", "pairwise"])
+def test_xgboost_preset_equals_native(metric, mq2008):
+    (X, y, ptr), (Xt, yt, ptrt) = mq2008
+    if metric == "map":
+        y = (y > 0).astype(float)
+    params = dict(nthread=1, max_depth=4, eta=0.1, base_score=0.0, tree_method="hist")
+    dtrain = xgb.DMatrix(X, y, group=np.diff(ptr))
+    native = xgb.train({**params, "objective": f"rank:{metric}"}, dtrain, 30)
+    ours = xgb.train(params, dtrain, 30, obj=XGBoostObjective(metric, preset="xgboost"))
+    dt = xgb.DMatrix(Xt)
+    pn, po = native.predict(dt, output_margin=True), ours.predict(dt, output_margin=True)
+    np.testing.assert_allclose(po, pn, atol=1e-5)
+    assert abs(_mean_ndcg(pn, yt, ptrt) - _mean_ndcg(po, yt, ptrt)) <= 1e-4
+
+
+def test_xgboost_preset_group_weights_and_options(yahoo):
+    (X, y, ptr), _ = yahoo
+    n_q = len(ptr) - 1
+    w = np.random.default_rng(0).uniform(0.5, 2.0, n_q)
+    dtrain = xgb.DMatrix(X, y, group=np.diff(ptr), weight=w)
+    opts = dict(lambdarank_num_pair_per_sample=5, lambdarank_score_normalization=False)
+    params = dict(nthread=1, max_depth=4, eta=0.3, base_score=0.0)
+    native = xgb.train({**params, "objective": "rank:ndcg", **opts}, dtrain, 10)
+    ours = xgb.train(params, dtrain, 10, obj=XGBoostObjective(k=5, preset="xgboost", score_normalization=False))
+    np.testing.assert_allclose(ours.predict(dtrain, output_margin=True),
+                               native.predict(dtrain, output_margin=True), atol=1e-5)
+
+
+def test_lgbmranker_receives_group_through_four_argument_call(yahoo):
+    (X, y, ptr), _ = yahoo
+    seen = []
+
+    class Spy(LightGBMObjective):
+        def __call__(self, preds, train_data, weight=None, group=None):
+            seen.append(None if group is None else np.asarray(group).copy())
+            return super().__call__(preds, train_data, weight, group)
+
+    kw = dict(n_estimators=5, num_leaves=15, learning_rate=0.1, verbose=-1, n_jobs=1, deterministic=True,
+              force_row_wise=True)
+    ours = lgb.LGBMRanker(objective=Spy(preset="lightgbm"), **kw).fit(X, y, group=np.diff(ptr))
+    native = lgb.LGBMRanker(objective="lambdarank", **kw).fit(X, y, group=np.diff(ptr))
+    assert len(seen) == 5 and np.array_equal(seen[0], np.diff(ptr))
+    np.testing.assert_array_equal(ours.predict(X), native.predict(X))
+    sk = LightGBMObjective(preset="lightgbm")
+    via_method = lgb.LGBMRanker(objective=sk.sklearn, **kw).fit(X, y, group=np.diff(ptr))
+    np.testing.assert_array_equal(via_method.predict(X), native.predict(X))
+
+
+def test_hessian_trap_warns_or_raises():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = np.tile([1.0, 1.0, 1.0], 20)  # no pair has different labels: every Hessian is 0
+    ds = lgb.Dataset(X, y, group=[3] * 20)
+    with pytest.warns(HessianWarning, match="min_sum_hessian_in_leaf"):
+        lgb.train({"objective": LightGBMObjective(preset="lightgbm"), "verbose": -1}, ds, 2)
+    with pytest.raises(ValueError, match="2239"):
+        lgb.train({"objective": LightGBMObjective(preset="lightgbm", check_hessian="raise"), "verbose": -1},
+                  lgb.Dataset(X, y, group=[3] * 20), 2)
+    y2 = np.tile([0.0, 1.0, 2.0], 20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", HessianWarning)
+        lgb.train({"objective": LightGBMObjective(preset="lightgbm"), "verbose": -1},
+                  lgb.Dataset(X, y2, group=[3] * 20), 2)
+
+
+def test_xgb_ranker_rejects_unsorted_qid_and_trains_sorted(yahoo):
+    (X, y, ptr), (Xt, yt, ptrt) = yahoo
+    qid = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
+    bad = qid.copy()
+    bad[[0, -1]] = bad[[-1, 0]]
+    with pytest.raises(ValueError, match="non-decreasing"):
+        XGBLambdaRanker(XGBoostObjective(preset="xgboost")).fit(X, y, qid=bad)
+    qidt = np.repeat(np.arange(len(ptrt) - 1), np.diff(ptrt))
+    r = XGBLambdaRanker(XGBoostObjective(preset="xgboost"), n_estimators=20, max_depth=4, nthread=1,
+                        eval_metric="ndcg@10", early_stopping_rounds=5)
+    r.fit(X, y, qid=qid, eval_set=[(Xt, yt)], eval_qid=[qidt])
+    assert "ndcg@10" in r.evals_result_["validation_0"]
+    assert r.booster_.best_iteration >= 0
+    assert r.predict(Xt).shape == (Xt.shape[0],)
+
+
+def test_eval_metrics_match_oracle_and_names():
+    rng = np.random.default_rng(1)
+    ptr = np.array([0, 4, 9, 12])
+    y = rng.integers(0, 3, 12).astype(float)
+    s = rng.normal(size=12)
+    for spec, opts in [("ndcg@3", {}), ("err@5", {"max_label": 2}), ("map@4", {}), ("mrr@2", {})]:
+        name, kk = spec.split("@")
+        want = np.mean([metric_of_query(list(s[a:b]), list(y[a:b]), name, int(kk), **opts)
+                        for a, b in zip(ptr[:-1], ptr[1:])])
+        ds = lgb.Dataset(np.zeros((12, 1)), y, group=np.diff(ptr)).construct()
+        nm, val, higher = lightgbm_metric(spec)(s, ds)
+        assert nm == spec and higher is True and val == pytest.approx(want, abs=1e-12)
+        nm2, val2, _ = lightgbm_metric(spec)(y, s, None, np.diff(ptr))  # sklearn form
+        assert val2 == pytest.approx(want, abs=1e-12)
+        d = xgb.DMatrix(np.zeros((12, 1)), y, group=np.diff(ptr))
+        assert xgboost_metric(spec)(s.astype(np.float32), d)[1] == pytest.approx(want, abs=1e-6)
+    with pytest.raises(ValueError, match="metric"):
+        lightgbm_metric("auc@3")
+
+
+def test_feval_drives_lightgbm_early_stopping(yahoo):
+    (X, y, ptr), (Xt, yt, ptrt) = yahoo
+    tr = lgb.Dataset(X, y, group=np.diff(ptr))
+    va = lgb.Dataset(Xt, yt, group=np.diff(ptrt), reference=tr)
+    log = {}
+    b = lgb.train({**LGB_PARAMS, "objective": LightGBMObjective(preset="lightgbm"), "metric": "None"}, tr, 30,
+                  valid_sets=[va], valid_names=["test"], feval=[lightgbm_metric("ndcg@10"), lightgbm_metric("err@5")],
+                  callbacks=[lgb.record_evaluation(log), lgb.early_stopping(3, first_metric_only=True, verbose=False)])
+    assert set(log["test"]) == {"ndcg@10", "err@5"}
+    best = b.best_iteration
+    assert log["test"]["ndcg@10"][best - 1] == max(log["test"]["ndcg@10"][:best])
+    want = np.mean([metric_of_query(list(p[a:c]), list(yt[a:c]), "ndcg", 10)
+                    for p in [b.predict(Xt, num_iteration=best)] for a, c in zip(ptrt[:-1], ptrt[1:])])
+    assert log["test"]["ndcg@10"][best - 1] == pytest.approx(want, abs=1e-12)
+
+
+def test_objectives_without_preset_train_end_to_end(mq2008):
+    pytest.importorskip("lambda_objectives.lambdas", reason="lambdas.py not written yet")
+    (X, y, ptr), (Xt, yt, ptrt) = mq2008
+    group = np.diff(ptr)
+
+    def held_out(p, m):
+        return np.mean([metric_of_query(list(p[a:c]), list(yt[a:c]), m, 10, **({"max_label": 2} if m == "err" else {}))
+                        for a, c in zip(ptrt[:-1], ptrt[1:])])
+
+    untrained = {m: held_out(np.zeros(len(yt)), m) for m in ("err", "map", "mrr", "ndcg")}
+    preds = {}
+    for metric in ("ranknet", "err", "map", "mrr", "ndcg"):
+        obj = LightGBMObjective(metric, k=10)
+        b = lgb.train({**LGB_PARAMS, "objective": obj, "min_sum_hessian_in_leaf": 1e-9},
+                      lgb.Dataset(X, y, group=group), 50)
+        xr = XGBLambdaRanker(XGBoostObjective(metric, k=10, min_child_weight=1e-9), n_estimators=20,
+                             max_depth=4, nthread=1).fit(X, y, group=group)
+        preds[("lightgbm", metric)] = b.predict(Xt)
+        preds[("xgboost", metric)] = xr.predict(Xt)
+    table = {}
+    for engine in ("lightgbm", "xgboost"):
+        for metric in ("err", "map", "mrr", "ndcg"):
+            ours = held_out(preds[(engine, metric)], metric)
+            ranknet = held_out(preds[(engine, "ranknet")], metric)
+            table[(engine, metric)] = (round(ours, 4), round(ranknet, 4))
+            assert ours > untrained[metric], (engine, metric, ours, untrained[metric])
+    # improvement over RankNet is reported, not asserted: it is data dependent
+    print("held-out metric@10 (own objective, RankNet):", table, "untrained:", untrained)
+
+
+def test_default_backend_is_lambda_gradients_with_document_weights():
+    lam = pytest.importorskip("lambda_objectives.lambdas", reason="lambdas.py not written yet")
+    rng = np.random.default_rng(5)
+    ptr = np.array([0, 7, 15, 20])
+    y = rng.integers(0, 4, 20).astype(float)
+    s = rng.normal(size=20)
+    w = rng.uniform(0.5, 2, 20).astype(np.float32).astype(float)  # LightGBM stores float32 weights
+    for metric in ("err", "map", "mrr", "ndcg", "ranknet"):
+        g, h = lam.lambda_gradients(s, y, ptr, metric, 5, 1.5)
+        ds = lgb.Dataset(np.zeros((20, 1)), y, group=np.diff(ptr), weight=w).construct()
+        go, ho = LightGBMObjective(metric, k=5, sigma=1.5)(s, ds)
+        np.testing.assert_array_equal(go, (g * w).astype(np.float32))
+        np.testing.assert_array_equal(ho, (h * w).astype(np.float32))
