@@ -25,6 +25,12 @@ __all__ = [
 
 # Each module below adds its names in its own block (kept in this order).
 # --- io / datasets ---
+from . import datasets  # noqa: E402
+from .datasets import RankingData, make_mslr_like, make_ranking, train_test_split_queries  # noqa: E402
+from .io import Fold, LetorData, load_letor, load_letor_folds, save_letor  # noqa: E402
+
+__all__ += ["datasets", "RankingData", "make_mslr_like", "make_ranking", "train_test_split_queries",
+            "Fold", "LetorData", "load_letor", "load_letor_folds", "save_letor"]
 # --- metrics ---
 from .metrics import METRICS, mean_metric, metric_table, metric_values, parse_metric  # noqa: E402
 

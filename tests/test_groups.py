@@ -1,0 +1,51 @@
+"""Tests of lambda_objectives.groups: sizes / group_ptr / qid conversions and their errors."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lambda_objectives import (frame_group_ptr, ptr_to_qid, ptr_to_sizes, qid_to_ptr, resolve_group_ptr,
+                               sizes_to_ptr)
+
+
+def test_round_trips():
+    sizes = np.array([3, 1, 4])
+    ptr = sizes_to_ptr(sizes)
+    np.testing.assert_array_equal(ptr, [0, 3, 4, 8])
+    np.testing.assert_array_equal(ptr_to_sizes(ptr), sizes)
+    qid = ptr_to_qid(ptr, qid_values=[10, 7, 12])
+    np.testing.assert_array_equal(qid, [10, 10, 10, 7, 12, 12, 12, 12])
+    np.testing.assert_array_equal(qid_to_ptr(qid), ptr)
+    np.testing.assert_array_equal(qid_to_ptr(np.array(["b", "b", "a"])), [0, 2, 3])
+    df = pd.DataFrame({"qid": qid, "x": 0})
+    np.testing.assert_array_equal(frame_group_ptr(df), ptr)
+    assert ptr.dtype == np.int64
+
+
+def test_resolve_exactly_one():
+    np.testing.assert_array_equal(resolve_group_ptr(4), [0, 4])
+    np.testing.assert_array_equal(resolve_group_ptr(4, group=[1, 3]), [0, 1, 4])
+    np.testing.assert_array_equal(resolve_group_ptr(4, qid=[5, 6, 6, 6]), [0, 1, 4])
+    with pytest.raises(ValueError, match="only one"):
+        resolve_group_ptr(4, group=[4], qid=[1, 1, 1, 1])
+    with pytest.raises(ValueError, match="sum to 3 but there are 4 rows"):
+        resolve_group_ptr(4, group=[1, 2])
+    with pytest.raises(ValueError, match="qid has 3 rows"):
+        resolve_group_ptr(4, qid=[1, 1, 1])
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: qid_to_ptr([1, 1, 2, 1]), "qid 1 reappears at row 3"),
+        (lambda: sizes_to_ptr([2, 0, 1]), "query 1 has size 0"),
+        (lambda: sizes_to_ptr([2, -1]), "positive"),
+        (lambda: sizes_to_ptr([1.5]), "whole numbers"),
+        (lambda: qid_to_ptr([1.0, np.nan]), "NaN"),
+        (lambda: frame_group_ptr(pd.DataFrame({"q": [1]})), "no 'qid' column"),
+        (lambda: ptr_to_qid([0, 2], qid_values=[1, 2]), "2 qid values for 1 queries"),
+    ],
+)
+def test_errors(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

@@ -1,0 +1,172 @@
+"""Tests of lambda_objectives.io: LETOR parsing against sklearn, round trips, folds, every bad input."""
+
+import gzip
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from conftest import shared_file
+from lambda_objectives import load_letor, load_letor_folds, save_letor
+
+
+def _write(path, text):
+    path.write_text(text)
+    return path
+
+
+def test_round_trip_dense_sparse_gz(tmp_path):
+    rng = np.random.default_rng(0)
+    X = np.round(rng.normal(size=(30, 7)), 6)
+    X[rng.random(X.shape) < 0.4] = 0.0
+    y = rng.integers(0, 5, 30).astype(float)
+    ptr = np.array([0, 4, 11, 30])
+    comments = [f"docid = d{i}" for i in range(30)]
+    for name in ("a.txt", "a.txt.gz"):
+        save_letor(tmp_path / name, sp.csr_matrix(X), y, group_ptr=ptr, comments=comments)
+        d = load_letor(tmp_path / name, dtype=np.float64, n_features=7, keep_comments=True)
+        np.testing.assert_array_equal(d.X, X)
+        np.testing.assert_array_equal(d.y, y)
+        np.testing.assert_array_equal(d.group_ptr, ptr)
+        assert d.comments == comments
+        s = load_letor(tmp_path / name, sparse=True, n_features=7)
+        assert sp.issparse(s.X) and s.X.dtype == np.float32
+        np.testing.assert_array_equal(s.X.toarray(), X.astype(np.float32))
+    df = d.to_frame()
+    assert list(df.columns[:3]) == ["qid", "label", "f1"] and len(df) == 30
+
+
+def test_number_forms_parse_like_float(tmp_path):
+    vals = ["1", "-2.5", "+0.125", "1e-3", "3.0E+2", ".5", "5.", "0.1234567890123456789", "1e-30", "nan", "-inf"]
+    text = "2 qid:1 " + " ".join(f"{i + 1}:{v}" for i, v in enumerate(vals)) + "\n"
+    d = load_letor(_write(tmp_path / "n.txt", text), dtype=np.float64)
+    np.testing.assert_array_equal(d.X[0], np.array([float(v) for v in vals]))
+
+
+def test_blank_and_comment_lines_and_crlf(tmp_path):
+    text = "# header\n\n1 qid:3 1:0.5 # a\r\n0 qid:3 2:1 #b\n  \n2 qid:9 1:1\n"
+    d = load_letor(_write(tmp_path / "c.txt", text), keep_comments=True)
+    assert d.X.shape == (3, 2)
+    np.testing.assert_array_equal(d.qid, [3, 3, 9])
+    assert d.comments == ["a", "b", ""]
+
+
+@pytest.mark.parametrize(
+    "text, line, token, match",
+    [
+        ("1 qid:1 1:0.5\nx qid:1 1:0.2\n", 2, "x", "label is not a number"),
+        ("1 qid:1 1:0.5 2:NULL\n", 1, "2:NULL", "null_as_nan"),
+        ("1 qid:1 0:0.5\n", 1, "0:0.5", "positive integer"),
+        ("1 qid:1 -3:0.5\n", 1, "-3:0.5", "positive integer"),
+        ("1 qid:1 2:0.5 1:0.3\n", 1, "1:0.3", "increasing"),
+        ("1 qid:1 2:0.5 2:0.3\n", 1, "2:0.3", "increasing"),
+        ("1 qid:1 1:abc\n", 1, "1:abc", "not a number"),
+        ("1 qid:1 1\n", 1, "1", "malformed token"),
+        ("1 qid:a 1:1\n", 1, "qid:a", "qid must be an integer"),
+        ("1 qid:1 1:1\n0 2:1\n", 2, "0 2:1", "some lines have qid"),
+    ],
+)
+def test_malformed_lines_name_file_line_and_token(tmp_path, text, line, token, match):
+    path = _write(tmp_path / "bad.txt", text)
+    with pytest.raises(ValueError, match=match) as err:
+        load_letor(path)
+    msg = str(err.value)
+    assert str(path) in msg and f"line {line}" in msg and repr(token) in msg
+
+
+def test_non_contiguous_qid_and_width_errors(tmp_path):
+    path = _write(tmp_path / "q.txt", "1 qid:1 1:1\n0 qid:2 1:1\n1 qid:1 1:2\n")
+    with pytest.raises(ValueError, match=r"line 3: qid:1 reappears"):
+        load_letor(path)
+    path = _write(tmp_path / "w.txt", "1 qid:1 1:1 5:2\n")
+    with pytest.raises(ValueError, match=r"line 1: feature index 5 exceeds n_features=3"):
+        load_letor(path, n_features=3)
+
+
+def test_group_file_layout(tmp_path):
+    _write(tmp_path / "r.train", "1 1:1\n0 2:1\n2 1:3\n")
+    _write(tmp_path / "r.train.query", "2\n1\n")
+    d = load_letor(tmp_path / "r.train")
+    np.testing.assert_array_equal(d.group_ptr, [0, 2, 3])
+    _write(tmp_path / "r.train.query", "2\n2\n")
+    with pytest.raises(ValueError, match=r"r.train.query: group sizes sum to 4 but there are 3 rows"):
+        load_letor(tmp_path / "r.train")
+    _write(tmp_path / "s.txt", "1 1:1\n")
+    with pytest.raises(ValueError, match=r"no qid: and no .query/.group file"):
+        load_letor(tmp_path / "s.txt")
+    _write(tmp_path / "g.txt", "1 1:1\n0 1:2\n")
+    _write(tmp_path / "sizes", "0\n2\n")
+    with pytest.raises(ValueError, match="empty group"):
+        load_letor(tmp_path / "g.txt", group_file=tmp_path / "sizes")
+
+
+def test_missing_file_and_folders(tmp_path):
+    with pytest.raises(ValueError, match="no such file"):
+        load_letor(tmp_path / "nope.txt")
+    with pytest.raises(ValueError, match="does not exist"):
+        load_letor_folds(tmp_path / "nope")
+    (tmp_path / "D" / "Fold1").mkdir(parents=True)
+    _write(tmp_path / "D" / "Fold1" / "train.txt", "1 qid:1 1:1\n")
+    with pytest.raises(ValueError, match="missing vali.txt"):
+        load_letor_folds(tmp_path / "D")
+    with pytest.raises(ValueError, match="Fold2 not found"):
+        load_letor_folds(tmp_path / "D", folds=[2])
+
+
+def test_fold_layouts_share_width(tmp_path):
+    for fold, width in (("Fold1", 3), ("Fold2", 5)):
+        d = tmp_path / "L" / fold
+        d.mkdir(parents=True)
+        _write(d / "trainingset.txt", f"1 qid:1 {width}:1\n0 qid:1 1:1\n")
+        _write(d / "validationset.txt", "1 qid:2 1:1\n")
+        _write(d / "testset.txt", "1 qid:3 2:1\n")
+    folds = load_letor_folds(tmp_path / "L")
+    assert [f.name for f in folds] == ["Fold1", "Fold2"]
+    assert {ds.X.shape[1] for f in folds for ds in (f.train, f.vali, f.test)} == {5}
+
+
+# --- the real data beside the repository ---
+
+
+def _sk(path, **kw):
+    from sklearn.datasets import load_svmlight_file
+
+    return load_svmlight_file(str(path), **kw)
+
+
+def test_mq2008_matches_sklearn_and_published_counts(shared_data):
+    path = shared_file(shared_data, "MQ2008", "Fold1", "train.txt")
+    d = load_letor(path, dtype=np.float64)
+    X, y, q = _sk(path, query_id=True)
+    assert d.X.shape == (9630, 46)
+    np.testing.assert_array_equal(d.X, X.toarray())
+    np.testing.assert_array_equal(d.y, y)
+    np.testing.assert_array_equal(d.qid, q)
+    folds = load_letor_folds(shared_data / "MQ2008")
+    assert len(folds) == 5
+    assert sum(f.test.n_queries for f in folds) == 784
+    assert sum(f.test.X.shape[0] for f in folds) == 15211
+    f1 = folds[0]
+    assert f1.train.X.shape[0] + f1.vali.X.shape[0] + f1.test.X.shape[0] == 15211
+
+
+def test_ohsumed_and_yahoo(shared_data):
+    folds = load_letor_folds(shared_file(shared_data, "OHSUMED", "QueryLevelNorm"), folds=[1])
+    f = folds[0]
+    assert f.train.n_queries + f.vali.n_queries + f.test.n_queries == 106
+    assert f.train.X.shape[0] + f.vali.X.shape[0] + f.test.X.shape[0] == 16140
+    path = shared_file(shared_data, "yahoo-sample", "rank.train")
+    d = load_letor(path, dtype=np.float64)
+    assert d.X.shape[0] == 3005 and d.n_queries == 201
+    X, y = _sk(path)
+    np.testing.assert_array_equal(d.X[:, : X.shape[1]], X.toarray())
+    np.testing.assert_array_equal(d.y, y)
+
+
+def test_real_null_file(shared_data):
+    path = shared_file(shared_data, "OHSUMED", "Feature-null", "Fold1", "testset.txt")
+    with pytest.raises(ValueError, match=r"testset.txt, line \d+: feature value NULL .*'\d+:NULL'"):
+        load_letor(path)
+    d = load_letor(path, null_as_nan=True)
+    assert d.X.shape == (3383, 45) and d.n_queries == 22
+    assert np.isnan(d.X).any() and not np.isnan(d.y).any()
