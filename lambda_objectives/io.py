@@ -325,8 +325,9 @@ def _widen(X, width):
 def save_letor(path, X, y, group_ptr=None, qid=None, comments=None):
     """Write a LETOR file (``label qid:N idx:val ...``, zeros of sparse input omitted).
 
-    Exactly one of ``group_ptr`` / ``qid`` gives the queries. Values are written with ``repr``
-    precision, so :func:`load_letor` reads back the same float64 numbers.
+    Exactly one of ``group_ptr`` / ``qid`` gives the queries. Values are written in the shortest
+    form that round-trips their own dtype (numpy's ``str`` of the float32 or float64 value), so
+    :func:`load_letor` with the same dtype reads back identical numbers.
     """
     from .groups import ptr_to_qid, resolve_group_ptr
 
@@ -340,6 +341,10 @@ def save_letor(path, X, y, group_ptr=None, qid=None, comments=None):
     if y.shape[0] != n:
         raise ValueError(f"y has {y.shape[0]} rows, X has {n}")
     Xc = X.tocsr() if sp.issparse(X) else None
+    if Xc is None:
+        X = np.asarray(X)
+        if X.dtype not in (np.float32, np.float64):
+            X = X.astype(np.float64)
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "wt") as f:
         for r in range(n):
@@ -348,7 +353,7 @@ def save_letor(path, X, y, group_ptr=None, qid=None, comments=None):
                 items = zip(Xc.indices[a:b] + 1, Xc.data[a:b])
             else:
                 items = ((j + 1, v) for j, v in enumerate(X[r]))
-            feats = " ".join(f"{j}:{'NULL' if np.isnan(v) else repr(float(v))}" for j, v in items)
+            feats = " ".join(f"{j}:{'NULL' if np.isnan(v) else str(v)}" for j, v in items)
             line = f"{repr(float(y[r])) if y[r] != int(y[r]) else int(y[r])} qid:{int(qid[r])} {feats}"
             if comments is not None:
                 line += f" # {comments[r]}"
