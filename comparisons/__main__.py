@@ -1,0 +1,22 @@
+"""``python -m comparisons <command>``: the project's experiments and benchmarks."""
+
+import sys
+
+COMMANDS = {
+    "demo": ("comparisons.demo", "the whole pipeline on the built-in synthetic data (the README's main job)"),
+    "bench": ("comparisons.bench", "all benchmarks in one report (ratios against peers timed in the same run)"),
+}
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
+        lines = [f"  {name:8s} {doc}" for name, (_, doc) in COMMANDS.items()]
+        print("usage: python -m comparisons <command> [options]\n\ncommands:\n" + "\n".join(lines))
+        return 0 if argv and argv[0] in ("-h", "--help") else 2
+    module = __import__(COMMANDS[argv[0]][0], fromlist=["main"])
+    return module.main(argv[1:]) or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
