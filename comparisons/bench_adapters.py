@@ -22,22 +22,12 @@ import numpy as np
 
 
 def _make_data(n_rows, n_features, docs_per_query, seed=0):
-    try:
-        from lambda_objectives.datasets import make_ranking  # type: ignore
+    """MSLR-WEB10K-shaped synthetic data (grades 0..4, web-like skew, ~docs_per_query per query)."""
+    from lambda_objectives.datasets import make_ranking
 
-        return make_ranking(n_rows=n_rows, n_features=n_features, seed=seed)
-    except (ImportError, TypeError):
-        pass
-    rng = np.random.default_rng(seed)
-    n_q = max(1, n_rows // docs_per_query)
-    sizes = rng.integers(docs_per_query // 2, docs_per_query * 3 // 2 + 1, n_q)
-    n = int(sizes.sum())
-    X = rng.normal(size=(n, n_features)).astype(np.float32)
-    w = rng.normal(size=n_features) / np.sqrt(n_features)
-    latent = X @ w + 0.7 * rng.normal(size=n)
-    cuts = np.quantile(latent, [0.5, 0.8, 0.93, 0.98])  # MSLR-like skew towards grade 0
-    y = np.searchsorted(cuts, latent).astype(np.float64)
-    return X, y, np.r_[0, np.cumsum(sizes)]
+    d = make_ranking(max(1, n_rows // docs_per_query), docs_per_query=(docs_per_query // 3, docs_per_query * 2),
+                     n_features=n_features, n_informative=min(24, n_features), seed=seed)
+    return d.X, d.y, d.group_ptr
 
 
 def _time(fn):
