@@ -66,7 +66,16 @@ def check_group_ptr(group_ptr, n_rows, allow_empty_groups=False):
 
     ``group_ptr`` must be 1-D, start at 0, end at ``n_rows`` and be non-decreasing (strictly
     increasing unless ``allow_empty_groups``). The first violating query is named.
+    A pandas DataFrame with a ``qid`` column, or a Series named ``qid``, is accepted in its
+    place and converted (rows of a query must be contiguous).
     """
+    qid = _qid_column(group_ptr)
+    if qid is not None:
+        from .groups import qid_to_ptr
+
+        if qid.shape[0] != n_rows:
+            raise ValueError(f"the qid column has {qid.shape[0]} rows, the data has {n_rows}")
+        return qid_to_ptr(qid)
     arr = np.asarray(group_ptr)
     if arr.ndim != 1 or arr.shape[0] < 1:
         raise ValueError(f"group_ptr must be a 1-D array of query boundaries, got shape {arr.shape}")
@@ -90,6 +99,18 @@ def check_group_ptr(group_ptr, n_rows, allow_empty_groups=False):
         what = "decreases" if d[q] < 0 else "is empty"
         raise ValueError(f"group_ptr is not monotone: query {q} {what} (rows {arr[q]}..{arr[q + 1]})")
     return arr
+
+
+def _qid_column(obj):
+    """The qid column of a pandas DataFrame / Series named ``qid``, else ``None``."""
+    columns = getattr(obj, "columns", None)
+    if columns is not None:
+        if "qid" not in columns:
+            raise ValueError(f"a DataFrame given for the queries needs a 'qid' column; it has {list(columns)[:10]}")
+        return obj["qid"].to_numpy()
+    if getattr(obj, "name", None) == "qid" and hasattr(obj, "to_numpy"):
+        return obj.to_numpy()
+    return None
 
 
 def check_k(k, name="k"):

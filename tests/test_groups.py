@@ -49,3 +49,19 @@ def test_resolve_exactly_one():
 def test_errors(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_dataframe_qid_accepted_where_group_ptr_is():
+    from lambda_objectives import lambda_gradients, metric_values
+
+    df = pd.DataFrame({"qid": [7, 7, 7, 3, 3], "score": [0.1, 0.3, 0.2, 0.5, 0.4],
+                       "label": [0.0, 2.0, 1.0, 1.0, 0.0]})
+    ptr = [0, 3, 5]
+    np.testing.assert_array_equal(metric_values(df.score, df.label, df, "ndcg"),
+                                  metric_values(df.score, df.label, ptr, "ndcg"))
+    np.testing.assert_array_equal(lambda_gradients(df.score, df.label, df["qid"])[0],
+                                  lambda_gradients(df.score, df.label, ptr)[0])
+    with pytest.raises(ValueError, match="needs a 'qid' column"):
+        metric_values(df.score, df.label, df[["score"]], "ndcg")
+    with pytest.raises(ValueError, match="reappears"):
+        metric_values([0.0] * 3, [0.0] * 3, pd.DataFrame({"qid": [1, 2, 1]}), "ndcg")
