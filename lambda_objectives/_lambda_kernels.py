@@ -43,14 +43,18 @@ def _rho(x):
 
 @njit(cache=True)
 def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
-                  store, pi, pj, ph, row0):
-    """Fill ``g``/``h`` (this query's rows) and, if ``store``, the pair slots; return #pairs stored."""
+                  store, pi, pj, ph, row0, want_cost):
+    """Fill ``g``/``h`` (this query's rows) and, if ``store``, the pair slots.
+
+    Returns ``(pairs stored, cost)``; ``cost`` (only with ``want_cost``) is the query's
+    fixed-ranking pairwise cost ``weight · Σ |ΔZ| log(1 + exp(−σ(s_hi − s_lo)))``.
+    """
     n = s.shape[0]
     for r in range(n):
         g[r] = 0.0
         h[r] = 0.0
     if n <= 1:
-        return 0
+        return 0, 0.0
     kk = n if (k <= 0 or k > n) else k
     order = stable_order_desc(s)
     sr = np.empty(n)
@@ -80,7 +84,7 @@ def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
     if metric == NDCG:
         idcg = ideal_dcg(val, k, disc)
         if idcg == 0.0:
-            return 0
+            return 0, 0.0
         inv = 1.0 / idcg
     elif metric == ERR:
         pref[0] = 1.0
@@ -90,7 +94,7 @@ def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
             if vr[r] > 0.0:
                 any_rel = True
         if not any_rel:
-            return 0
+            return 0, 0.0
     elif metric == MAP or metric == MRR:
         run = 0.0
         b = 0.0
@@ -107,11 +111,12 @@ def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
             acc[r] = b
         n_rel = run
         if n_rel == 0.0:
-            return 0
+            return 0, 0.0
     rr_first = 1.0 / (first + 1.0) if first < kk else 0.0
 
     count = 0
     total = 0.0
+    cost = 0.0
     for a in range(kk):
         la = lr[a]
         ra = vr[a]
@@ -170,6 +175,12 @@ def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
                     hr[hi] += hh
                     hr[lo] += hh
                     total += 2.0 * lam
+                    if want_cost:
+                        x = sigma * (sr[hi] - sr[lo])
+                        if x > 0.0:
+                            cost += dz * math.log1p(math.exp(-x))
+                        else:
+                            cost += dz * (-x + math.log1p(math.exp(x)))
                     if store:
                         pi[count] = row0 + order[hi]
                         pj[count] = row0 + order[lo]
@@ -189,7 +200,7 @@ def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
     if store:
         for c in range(count):
             ph[c] *= scale
-    return count
+    return count, cost * weight
 
 
 @njit(cache=True)
@@ -220,7 +231,7 @@ def pair_capacity(lab, group_ptr, k):
 
 @njit(cache=True, parallel=True)
 def lambda_driver(scores, labels, values, group_ptr, metric, k, sigma, disc, weights, normalize,
-                  grad, hess, store, pair_ptr, pi, pj, ph, counts, schedule, n_chunks):
+                  grad, hess, store, pair_ptr, pi, pj, ph, counts, schedule, n_chunks, want_cost, cost):
     """All queries; ``schedule`` lists queries by decreasing cost and is dealt round-robin to
     ``n_chunks`` parallel chunks, so uneven list lengths still balance. Each query writes only
     its own rows (and its own pair slots), so the result does not depend on the thread count."""
@@ -232,6 +243,8 @@ def lambda_driver(scores, labels, values, group_ptr, metric, k, sigma, disc, wei
             b = group_ptr[q + 1]
             p0 = pair_ptr[q]
             p1 = pair_ptr[q + 1]
-            counts[q] = query_lambdas(scores[a:b], labels[a:b], values[a:b], metric, k, sigma, disc,
-                                      weights[q], normalize, grad[a:b], hess[a:b], store,
-                                      pi[p0:p1], pj[p0:p1], ph[p0:p1], a)
+            stored, v = query_lambdas(scores[a:b], labels[a:b], values[a:b], metric, k, sigma, disc,
+                                 weights[q], normalize, grad[a:b], hess[a:b], store,
+                                 pi[p0:p1], pj[p0:p1], ph[p0:p1], a, want_cost)
+            counts[q] = stored
+            cost[q] = v

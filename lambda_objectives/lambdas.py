@@ -37,7 +37,7 @@ class LambdaPairs(NamedTuple):
 
 def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0, *, gain="exp",
                      label_gain=None, max_label=None, threshold=0.0, query_weights=None,
-                     normalize=None, out=None, n_threads=None, return_pairs=False):
+                     normalize=None, out=None, n_threads=None, return_pairs=False, return_cost=False):
     r"""LambdaMART gradient and diagonal Hessian of a pairwise metric-weighted logistic loss.
 
     Definition (Burges, MSR-TR-2010-82, §4 and §7). Each query is ranked by ``scores``
@@ -93,12 +93,17 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
         numba threads (default all); the result does not depend on it.
     return_pairs : bool
         Also return a :class:`LambdaPairs` with every pair's Hessian term.
+    return_cost : bool
+        Also return each query's cost ``C_q = w_q Σ |ΔZ| log(1 + e^{−σ(s_i − s_j)})`` at the
+        current ranking (before normalisation), the loss whose gradient ``grad`` is.
 
     Returns
     -------
     grad, hess : ndarray of float64, shape (n,)
     pairs : LambdaPairs
         Only with ``return_pairs=True``.
+    cost : ndarray of float64, shape (n_queries,)
+        Only with ``return_cost=True`` (after ``pairs`` when both are asked for).
     """
     metric = str(metric).lower()
     if metric not in _CODES:
@@ -126,6 +131,7 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
     # Largest queries first, dealt round-robin: balances threads despite uneven list lengths.
     schedule = np.argsort(-(sizes * kk), kind="stable").astype(PTR)
     counts = np.zeros(n_queries, dtype=PTR)
+    cost = np.zeros(n_queries, dtype=FLOAT)
     if return_pairs:
         cap = lk.pair_capacity(y, ptr, 0 if k is None else k)
         pair_ptr = np.zeros(n_queries + 1, dtype=PTR)
@@ -138,15 +144,16 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
     with numba_threads(n_threads) as nt:
         lk.lambda_driver(s, y, values, ptr, _CODES[metric], 0 if k is None else k, float(sigma), disc, w,
                          _NORMALIZE[normalize], grad, hess, bool(return_pairs), pair_ptr, pi, pj, ph,
-                         counts, schedule, max(1, min(nt * 4, n_queries)))
+                         counts, schedule, max(1, min(nt * 4, n_queries)), bool(return_cost), cost)
+    extra = (cost,) if return_cost else ()
     if not return_pairs:
-        return grad, hess
+        return (grad, hess) + extra
     keep = np.zeros(pi.shape[0], dtype=bool)
     for q in np.flatnonzero(counts):
         keep[pair_ptr[q]:pair_ptr[q] + counts[q]] = True
     new_ptr = np.zeros(n_queries + 1, dtype=PTR)
     np.cumsum(counts, out=new_ptr[1:])
-    return grad, hess, LambdaPairs(new_ptr, pi[keep], pj[keep], ph[keep])
+    return (grad, hess, LambdaPairs(new_ptr, pi[keep], pj[keep], ph[keep])) + extra
 
 
 def _outputs(out, n):

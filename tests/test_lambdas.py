@@ -295,3 +295,18 @@ def test_extreme_score_gaps_stay_finite_and_exact(metric):
     # grad scales with sigma, hess with sigma**2 (|dZ| and rho are unchanged).
     np.testing.assert_allclose(g, small[0] / 1000, rtol=1e-9, atol=1e-300)
     np.testing.assert_allclose(h, small[1] / 1e6, rtol=1e-9, atol=1e-300)
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("metric", METRICS)
+def test_return_cost_is_the_pairwise_cost(metric):
+    rng = np.random.default_rng(21)
+    n, k, sigma = 12, 6, 1.4
+    s = rng.normal(size=n)
+    y = rng.integers(0, 4, n).astype(float)
+    g, h, cost = lambda_gradients(s, y, [0, 5, n], metric, k, sigma, return_cost=True, query_weights=[2.0, 1.0])
+    for q, (a, b) in enumerate(((0, 5), (5, n))):
+        want = _pairwise_cost(s[a:b], y[a:b], metric, k, sigma, s[a:b]) * (2.0 if q == 0 else 1.0)
+        assert cost[q] == pytest.approx(want, rel=1e-12, abs=1e-15)
+    g2, h2 = lambda_gradients(s, y, [0, 5, n], metric, k, sigma, query_weights=[2.0, 1.0])
+    np.testing.assert_array_equal(g, g2)
