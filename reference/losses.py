@@ -1,0 +1,141 @@
+"""Losses of the reference trainer: gradient, Hessian, initial score and the loss value.
+
+Each loss fills caller-provided ``g``/``h`` (pygbm pattern). Scores ``F`` are float64.
+
+* ``"ls"``: ``L = ½ Σ (F − y)²``; ``g = F − y``, ``h = 1``; ``F₀ = mean(y)`` (MART regression).
+* ``"logistic"``: binary relevance ``t = [y > threshold]``, ``L = Σ w·log(1 + e^{−(2t−1)F})``;
+  ``g = w(p − t)``, ``h = w p (1 − p)``, ``p = 1/(1+e^{−F})``; ``F₀ = logit(mean t)``. With
+  ``balanced=True`` (Burges §6.1) positives and negatives carry equal total weight.
+* ``"mcrank"`` (Li, Burges & Wu 2007): softmax over grades ``0..K−1``, one score column per grade;
+  ``g_k = p_k − [y = k]``, ``h_k = p_k(1 − p_k)``; ``F₀`` = log class priors; documents are
+  ranked by the expected grade ``Σ_k k p_k``.
+* ``"lambda"``: :func:`lambda_objectives.lambda_gradients` for any metric; ``F₀ = 0`` (only score
+  differences within a query matter); the loss is the fixed-ranking pairwise cost
+  ``Σ |ΔZ_ij| log(1 + e^{−σ(s_i − s_j)})`` evaluated at the current ranking.
+"""
+
+import numpy as np
+
+OBJECTIVES = ("ls", "logistic", "mcrank", "lambda")
+
+
+def _sigmoid(x):
+    out = np.empty_like(x)
+    pos = x >= 0
+    out[pos] = 1.0 / (1.0 + np.exp(-x[pos]))
+    e = np.exp(x[~pos])
+    out[~pos] = e / (1.0 + e)
+    return out
+
+
+class LeastSquares:
+    n_columns = 1
+
+    def init_score(self, y, ptr):
+        return np.full(y.shape[0], float(np.mean(y)))
+
+    def gradients(self, F, y, ptr, g, h):
+        np.subtract(F, y, out=g)
+        h.fill(1.0)
+
+    def loss(self, F, y, ptr):
+        return float(0.5 * np.mean((F - y) ** 2))
+
+    def ranking_scores(self, F):
+        return F
+
+
+class Logistic:
+    n_columns = 1
+
+    def __init__(self, threshold=0.0, balanced=False):
+        self.threshold, self.balanced = threshold, balanced
+
+    def _targets(self, y):
+        t = (y > self.threshold).astype(np.float64)
+        w = np.ones_like(t)
+        if self.balanced:
+            pos = t.sum()
+            neg = t.shape[0] - pos
+            if pos > 0 and neg > 0:
+                w = np.where(t > 0, 0.5 * t.shape[0] / pos, 0.5 * t.shape[0] / neg)
+        return t, w
+
+    def init_score(self, y, ptr):
+        t, w = self._targets(y)
+        p = np.clip(np.average(t, weights=w), 1e-12, 1 - 1e-12)
+        return np.full(y.shape[0], float(np.log(p / (1 - p))))
+
+    def gradients(self, F, y, ptr, g, h):
+        t, w = self._targets(y)
+        p = _sigmoid(F)
+        g[:] = w * (p - t)
+        h[:] = w * p * (1 - p)
+
+    def loss(self, F, y, ptr):
+        t, w = self._targets(y)
+        m = (2 * t - 1) * F
+        return float(np.average(np.logaddexp(0.0, -m), weights=w))
+
+    def ranking_scores(self, F):
+        return F
+
+
+class McRank:
+    """Multi-class classification over grades (one tree per grade per round)."""
+
+    def __init__(self, n_classes):
+        self.n_columns = int(n_classes)
+
+    def _proba(self, F):
+        z = F - F.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True)
+
+    def init_score(self, y, ptr):
+        prior = np.bincount(y.astype(np.int64), minlength=self.n_columns).astype(np.float64) + 1.0
+        prior /= prior.sum()
+        return np.tile(np.log(prior), (y.shape[0], 1))
+
+    def gradients(self, F, y, ptr, g, h):
+        p = self._proba(F)
+        onehot = np.zeros_like(p)
+        onehot[np.arange(y.shape[0]), y.astype(np.int64)] = 1.0
+        g[:] = p - onehot
+        h[:] = np.maximum(p * (1 - p), 1e-16)
+
+    def loss(self, F, y, ptr):
+        p = self._proba(F)
+        return float(-np.mean(np.log(np.maximum(p[np.arange(y.shape[0]), y.astype(np.int64)], 1e-300))))
+
+    def ranking_scores(self, F):
+        return self._proba(F) @ np.arange(self.n_columns, dtype=np.float64)
+
+
+class Lambda:
+    n_columns = 1
+
+    def __init__(self, metric="ndcg", k=None, sigma=1.0, n_threads=None, pairs=False, **kernel_options):
+        self.metric, self.k, self.sigma, self.n_threads = metric, k, sigma, n_threads
+        self.pairs = pairs
+        self.kernel_options = kernel_options
+        self.last_pairs = None
+
+    def init_score(self, y, ptr):
+        return np.zeros(y.shape[0])
+
+    def gradients(self, F, y, ptr, g, h):
+        from lambda_objectives import lambda_gradients
+
+        res = lambda_gradients(F, y, ptr, self.metric, self.k, self.sigma, out=(g, h), n_threads=self.n_threads,
+                               return_pairs=self.pairs, **self.kernel_options)
+        self.last_pairs = res[2] if self.pairs else None
+
+    def loss(self, F, y, ptr):
+        from lambda_objectives import lambda_gradients
+
+        return float(lambda_gradients(F, y, ptr, self.metric, self.k, self.sigma, n_threads=self.n_threads,
+                                      return_cost=True, **self.kernel_options)[2].sum() / (ptr.shape[0] - 1))
+
+    def ranking_scores(self, F):
+        return F

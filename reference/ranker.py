@@ -1,0 +1,372 @@
+"""``MARTRanker``: the sklearn-style reference MART / LambdaMART trainer."""
+
+import json
+import time
+
+import numpy as np
+
+from .binning import BinMapper
+from .grower import GROWTH, NODE_DTYPE, TreeGrower, predict_binned
+from .losses import OBJECTIVES, Lambda, LeastSquares, Logistic, McRank
+from .splitting import CRITERIA
+
+FORMAT_VERSION = 1
+HISTORY_METRICS = ("ndcg@1", "ndcg@3", "ndcg@10", "err@10")
+
+
+class MARTRanker:
+    """Gradient-boosted regression trees (Friedman's MART) on the package's ranking gradients.
+
+    A research instrument: every choice the SE-vs-OLE paper (Xia, Zhai & Wang) varies is a
+    parameter, defaults match LightGBM where LightGBM has the same knob, and the gradients of
+    ``objective="lambda"`` come from :func:`lambda_objectives.lambda_gradients`, so split
+    criteria and engines can be compared on identical gradients.
+
+    Parameters
+    ----------
+    objective : {"lambda", "ls", "logistic", "mcrank"}
+    metric, k, sigma : the lambda objective's metric ("ndcg", "err", "map", "mrr", "ranknet"), cutoff, σ
+    criterion : {"se", "ole", "ole_exact"}
+        Split criterion; see :mod:`reference.splitting`.
+    growth : {"best_first", "breadth_first", "depth_first"}
+    num_leaves, learning_rate, n_estimators, max_bin, min_data_in_leaf, min_sum_hessian_in_leaf,
+    lambda_l2, max_depth : as LightGBM's (``max_depth=None``: no limit)
+    leaf_value : {"newton", "mean"}; leaf_hessian : {"diagonal", "exact"}
+    subsample : float
+        Fraction of queries each tree is fitted on (stochastic boosting, by query).
+    colsample : float
+        Fraction of features each tree may split on.
+    random_state : int
+    n_threads : int or None
+    threshold, balanced : the logistic loss's relevance threshold and class balancing
+    kernel_options : dict, optional
+        Extra keywords for ``lambda_gradients`` (``gain``, ``label_gain``, ``normalize``, ...).
+    """
+
+    def __init__(self, objective="lambda", metric="ndcg", k=None, sigma=1.0, criterion="ole", growth="best_first",
+                 num_leaves=31, learning_rate=0.1, n_estimators=100, max_bin=255, min_data_in_leaf=20,
+                 min_sum_hessian_in_leaf=1e-3, lambda_l2=0.0, max_depth=None, leaf_value="newton",
+                 leaf_hessian="diagonal", subsample=1.0, colsample=1.0, random_state=0, n_threads=None,
+                 threshold=0.0, balanced=False, kernel_options=None):
+        self.objective, self.metric, self.k, self.sigma = objective, metric, k, sigma
+        self.criterion, self.growth, self.num_leaves = criterion, growth, num_leaves
+        self.learning_rate, self.n_estimators, self.max_bin = learning_rate, n_estimators, max_bin
+        self.min_data_in_leaf, self.min_sum_hessian_in_leaf = min_data_in_leaf, min_sum_hessian_in_leaf
+        self.lambda_l2, self.max_depth = lambda_l2, max_depth
+        self.leaf_value, self.leaf_hessian = leaf_value, leaf_hessian
+        self.subsample, self.colsample, self.random_state = subsample, colsample, random_state
+        self.n_threads, self.threshold, self.balanced = n_threads, threshold, balanced
+        self.kernel_options = dict(kernel_options or {})
+
+    # ------------------------------------------------------------------ parameters
+    def get_params(self):
+        keys = ("objective", "metric", "k", "sigma", "criterion", "growth", "num_leaves", "learning_rate",
+                "n_estimators", "max_bin", "min_data_in_leaf", "min_sum_hessian_in_leaf", "lambda_l2", "max_depth",
+                "leaf_value", "leaf_hessian", "subsample", "colsample", "random_state", "n_threads", "threshold",
+                "balanced", "kernel_options")
+        return {k: getattr(self, k) for k in keys}
+
+    def _check_params(self):
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
+        if self.criterion not in CRITERIA:
+            raise ValueError(f"criterion must be one of {tuple(CRITERIA)}, got {self.criterion!r}")
+        if self.criterion == "ole_exact" and self.objective != "lambda":
+            raise ValueError("criterion='ole_exact' is defined for pairwise (lambda) objectives only")
+        if self.growth not in GROWTH:
+            raise ValueError(f"growth must be one of {GROWTH}, got {self.growth!r}")
+        if self.leaf_value not in ("newton", "mean") or self.leaf_hessian not in ("diagonal", "exact"):
+            raise ValueError("leaf_value must be 'newton' or 'mean'; leaf_hessian 'diagonal' or 'exact'")
+        if not 0 < self.subsample <= 1 or not 0 < self.colsample <= 1:
+            raise ValueError("subsample and colsample must be in (0, 1]")
+        if self.learning_rate <= 0 or self.n_estimators < 0:
+            raise ValueError("learning_rate must be > 0 and n_estimators >= 0")
+
+    def get_equivalent_params(self, lib="lightgbm"):
+        """Parameters of LightGBM or XGBoost that build the same trees from the same gradients
+        (OLE criterion, best-first growth; for parity runs, as sklearn's ``get_equivalent_estimator``)."""
+        if lib == "lightgbm":
+            p = {"num_leaves": self.num_leaves, "learning_rate": self.learning_rate, "max_bin": self.max_bin,
+                 "min_data_in_leaf": self.min_data_in_leaf, "min_sum_hessian_in_leaf": self.min_sum_hessian_in_leaf,
+                 "lambda_l2": self.lambda_l2, "max_depth": -1 if self.max_depth is None else self.max_depth,
+                 "bagging_fraction": 1.0, "feature_fraction": self.colsample, "min_gain_to_split": 0.0,
+                 "lambda_l1": 0.0, "boost_from_average": self.objective == "ls", "verbose": -1}
+            return p
+        if lib == "xgboost":
+            return {"max_leaves": self.num_leaves, "grow_policy": "lossguide", "tree_method": "hist",
+                    "eta": self.learning_rate, "max_bin": self.max_bin, "min_child_weight": self.min_sum_hessian_in_leaf,
+                    "reg_lambda": self.lambda_l2, "reg_alpha": 0.0, "gamma": 0.0,
+                    "max_depth": 0 if self.max_depth is None else self.max_depth, "colsample_bytree": self.colsample,
+                    "base_score": 0.0}
+        raise ValueError(f"lib must be 'lightgbm' or 'xgboost', got {lib!r}")
+
+    # ------------------------------------------------------------------ fitting
+    def _loss(self, y):
+        if self.objective == "ls":
+            return LeastSquares()
+        if self.objective == "logistic":
+            return Logistic(self.threshold, self.balanced)
+        if self.objective == "mcrank":
+            if np.any(y != np.floor(y)):
+                raise ValueError("objective='mcrank' needs integer relevance grades")
+            return McRank(int(y.max()) + 1)
+        return Lambda(self.metric, self.k, self.sigma, self.n_threads,
+                      pairs=self.criterion == "ole_exact" or self.leaf_hessian == "exact", **self.kernel_options)
+
+    def fit(self, X, y, group=None, qid=None, *, group_ptr=None, eval_set=None, eval_group=None,
+            init_score=None, eval_init_score=None, early_stopping_rounds=None, eval_metric="ndcg@10",
+            history_loss=True, verbose=False):
+        """Fit on ``X`` (dense or scipy sparse), ``y`` and the queries (``group`` sizes, ``qid`` or ``group_ptr``).
+
+        ``eval_set``: list of ``(X, y, group)`` (or ``(X, y)`` with ``eval_group``); history is
+        recorded on the training data and on each of them. ``init_score``: a base model's scores
+        to start from (model adaptation); otherwise the loss's optimal constant. Early stopping
+        watches ``eval_metric`` on the last eval set.
+        """
+        from lambda_objectives import resolve_group_ptr
+        from lambda_objectives._validation import check_labels
+
+        self._check_params()
+        X = _as_matrix(X)
+        y = check_labels(y, X.shape[0], name="y")
+        ptr = resolve_group_ptr(X.shape[0], group=group, group_ptr=group_ptr, qid=qid)
+        self.n_features_ = X.shape[1]
+        self.bin_mapper_ = BinMapper(self.max_bin).fit(X)
+        binned = self.bin_mapper_.transform(X)
+        n_bins = self.bin_mapper_.n_bins_
+        loss = self._loss(y)
+        self.n_columns_ = loss.n_columns
+        sets = [("train", binned, y, ptr, None)]
+        for i, es in enumerate(eval_set or []):
+            Xe, ye = _as_matrix(es[0]), es[1]
+            ge = es[2] if len(es) > 2 else (eval_group[i] if eval_group is not None else None)
+            if Xe.shape[1] != self.n_features_:
+                raise ValueError(f"eval set {i} has {Xe.shape[1]} features, training data has {self.n_features_}")
+            ye = check_labels(ye, Xe.shape[0], name=f"eval set {i} y")
+            pe = resolve_group_ptr(Xe.shape[0], group=ge)
+            sets.append((f"valid_{i}", self.bin_mapper_.transform(Xe), ye, pe,
+                         None if eval_init_score is None else eval_init_score[i]))
+        F = loss.init_score(y, ptr).astype(np.float64)
+        if init_score is not None:
+            base = np.asarray(init_score, dtype=np.float64)
+            if base.shape[0] != X.shape[0]:
+                raise ValueError(f"init_score has {base.shape[0]} rows, X has {X.shape[0]}")
+            F = base.reshape(F.shape) if F.ndim == 1 else np.repeat(base[:, None], F.shape[1], axis=1)
+            self.base_score_ = None
+        else:
+            self.base_score_ = F[0].tolist() if F.ndim == 2 else (float(F[0]) if F.size else 0.0)
+        scores = [F] + [self._initial(s[1].shape[0], s[4]) for s in sets[1:]]
+        rng = np.random.default_rng(self.random_state)
+        self.trees_ = []
+        self.history_ = {name: {m: [] for m in HISTORY_METRICS + ("loss",)} for name, *_ in sets}
+        self.fit_seconds_ = []
+        ncol = self.n_columns_
+        g = np.empty(X.shape[0]) if ncol == 1 else np.empty((X.shape[0], ncol))
+        h = np.empty_like(g)
+        best, best_iter, waited = -np.inf, 0, 0
+        for it in range(self.n_estimators):
+            t0 = time.perf_counter()
+            loss.gradients(F, y, ptr, g, h)
+            rows = self._sample_rows(ptr, rng)
+            mask = self._feature_mask(rng)
+            round_trees = []
+            for c in range(ncol):
+                gc = g if ncol == 1 else np.ascontiguousarray(g[:, c])
+                hc = h if ncol == 1 else np.ascontiguousarray(h[:, c])
+                pairs = None
+                if ncol == 1 and getattr(loss, "last_pairs", None) is not None:
+                    lp = loss.last_pairs
+                    pairs = (lp.i, lp.j, lp.h)
+                tree = TreeGrower(binned, n_bins, gc, hc, rows, num_leaves=self.num_leaves, criterion=self.criterion,
+                                  growth=self.growth, min_data_in_leaf=self.min_data_in_leaf,
+                                  min_sum_hessian_in_leaf=self.min_sum_hessian_in_leaf, lambda_l2=self.lambda_l2,
+                                  max_depth=self.max_depth, leaf_value=self.leaf_value, leaf_hessian=self.leaf_hessian,
+                                  pairs=pairs, feature_mask=mask).grow()
+                leaf = tree["feature"] < 0
+                tree["value"][leaf] *= self.learning_rate
+                for i in np.flatnonzero(~leaf):
+                    tree["threshold"][i] = self.bin_mapper_.bin_upper_value(int(tree["feature"][i]), int(tree["bin"][i]))
+                round_trees.append(tree)
+            self.trees_.append(round_trees)
+            for (name, b, yy, pp, _), S in zip(sets, scores):
+                _add_round(round_trees, b, S)
+            self.fit_seconds_.append(time.perf_counter() - t0)
+            for (name, b, yy, pp, _), S in zip(sets, scores):
+                self._record(name, loss, S, yy, pp, history_loss)
+            if early_stopping_rounds and len(sets) > 1:
+                value = self.history_[sets[-1][0]][eval_metric][-1] if eval_metric in HISTORY_METRICS else \
+                    -self.history_[sets[-1][0]]["loss"][-1]
+                if value > best:
+                    best, best_iter, waited = value, it + 1, 0
+                else:
+                    waited += 1
+                    if waited >= early_stopping_rounds:
+                        break
+            if verbose:
+                print(f"[{it + 1}] " + " ".join(f"{n}:{m}={v[m][-1]:.4f}" for n, v in self.history_.items()
+                                               for m in ("ndcg@10",)))
+        self.best_iteration_ = best_iter if early_stopping_rounds and len(sets) > 1 else len(self.trees_)
+        self._loss_obj = loss
+        return self
+
+    def _initial(self, n, init):
+        if init is not None:
+            base = np.asarray(init, dtype=np.float64)
+            return base if self.n_columns_ == 1 else np.repeat(base[:, None], self.n_columns_, axis=1)
+        if self.n_columns_ == 1:
+            return np.full(n, self.base_score_ if self.base_score_ is not None else 0.0)
+        return np.tile(np.asarray(self.base_score_), (n, 1))
+
+    def _sample_rows(self, ptr, rng):
+        nq = ptr.shape[0] - 1
+        if self.subsample >= 1.0:
+            return np.arange(ptr[-1], dtype=np.int64)
+        take = np.sort(rng.choice(nq, max(1, int(round(self.subsample * nq))), replace=False))
+        return np.concatenate([np.arange(ptr[q], ptr[q + 1]) for q in take]).astype(np.int64)
+
+    def _feature_mask(self, rng):
+        mask = np.ones(self.n_features_, dtype=np.bool_)
+        if self.colsample < 1.0:
+            mask[:] = False
+            mask[rng.choice(self.n_features_, max(1, int(round(self.colsample * self.n_features_))),
+                            replace=False)] = True
+        return mask
+
+    def _record(self, name, loss, S, y, ptr, with_loss):
+        from lambda_objectives import metric_values
+
+        rank = loss.ranking_scores(S)
+        hist = self.history_[name]
+        for m in HISTORY_METRICS:
+            hist[m].append(float(np.mean(metric_values(rank, y, ptr, m, n_threads=self.n_threads))))
+        hist["loss"].append(loss.loss(S, y, ptr) if with_loss else float("nan"))
+
+    # ------------------------------------------------------------------ prediction
+    def raw_predict(self, X, n_iterations=None):
+        """Scores per column (``(n, n_classes)`` for McRank)."""
+        self._check_fitted()
+        X = _as_matrix(X)
+        if X.shape[1] != self.n_features_:
+            raise ValueError(f"X has {X.shape[1]} features, the model was trained on {self.n_features_}")
+        binned = self.bin_mapper_.transform(X)
+        n_it = len(self.trees_) if n_iterations is None else int(n_iterations)
+        out = self._initial(X.shape[0], None)
+        out = out.copy()
+        for c in range(self.n_columns_):
+            trees = [r[c] for r in self.trees_[:n_it]]
+            col = np.zeros(X.shape[0])
+            if trees:
+                cat = np.concatenate(trees)
+                offsets = np.concatenate(([0], np.cumsum([t.shape[0] for t in trees]))).astype(np.int64)
+                predict_binned(cat["feature"], cat["bin"], cat["left"], cat["right"], cat["value"], offsets, binned, col)
+            if self.n_columns_ == 1:
+                out = out + col
+            else:
+                out[:, c] += col
+        return out
+
+    def predict(self, X, n_iterations=None):
+        """Ranking scores (McRank: the expected grade Σ k p_k)."""
+        raw = self.raw_predict(X, n_iterations)
+        if self.objective == "mcrank":
+            return McRank(self.n_columns_).ranking_scores(raw)
+        return raw
+
+    # ------------------------------------------------------------------ inspection, persistence
+    def feature_importances(self, kind="split"):
+        """Split counts or total gain per feature."""
+        self._check_fitted()
+        if kind not in ("split", "gain"):
+            raise ValueError(f"kind must be 'split' or 'gain', got {kind!r}")
+        imp = np.zeros(self.n_features_)
+        for rnd in self.trees_:
+            for t in rnd:
+                inner = t[t["feature"] >= 0]
+                np.add.at(imp, inner["feature"], 1.0 if kind == "split" else inner["gain"])
+        return imp
+
+    def dump_text(self, feature_names=None):
+        """A readable dump of every tree."""
+        self._check_fitted()
+        name = (lambda f: feature_names[f]) if feature_names is not None else (lambda f: f"f{f}")
+        lines = []
+        for it, rnd in enumerate(self.trees_):
+            for c, t in enumerate(rnd):
+                lines.append(f"tree {it}" + (f" class {c}" if self.n_columns_ > 1 else ""))
+
+                def walk(i, indent):
+                    node = t[i]
+                    if node["feature"] < 0:
+                        lines.append(f"{indent}leaf value={node['value']:.6g} count={node['count']}")
+                        return
+                    lines.append(f"{indent}{name(node['feature'])} <= {node['threshold']:.6g} "
+                                 f"(gain={node['gain']:.6g}, count={node['count']})")
+                    walk(node["left"], indent + "  ")
+                    walk(node["right"], indent + "  ")
+
+                walk(0, "  ")
+        return "\n".join(lines)
+
+    def save(self, path):
+        """Write the model as JSON (format version, parameters, bins, trees)."""
+        self._check_fitted()
+        doc = {"format": "lambda_objectives.reference.MARTRanker", "version": FORMAT_VERSION,
+               "params": self.get_params(), "n_features": self.n_features_, "n_columns": self.n_columns_,
+               "base_score": self.base_score_, "bins": self.bin_mapper_.to_dict(),
+               "trees": [[{f: t[f].tolist() for f in NODE_DTYPE.names} for t in rnd] for rnd in self.trees_]}
+        with open(path, "w") as fh:
+            json.dump(doc, fh)
+
+    @classmethod
+    def load(cls, path):
+        """Read a model written by :meth:`save`; another format or version raises ``ValueError``."""
+        with open(path) as fh:
+            try:
+                doc = json.load(fh)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}: not a MARTRanker model file ({exc})") from None
+        if not isinstance(doc, dict) or doc.get("format") != "lambda_objectives.reference.MARTRanker":
+            raise ValueError(f"{path}: not a MARTRanker model file")
+        if doc.get("version") != FORMAT_VERSION:
+            raise ValueError(f"{path}: model format version {doc.get('version')} is not supported "
+                             f"(this version reads {FORMAT_VERSION})")
+        model = cls(**doc["params"])
+        model.n_features_, model.n_columns_ = doc["n_features"], doc["n_columns"]
+        model.base_score_ = doc["base_score"]
+        model.bin_mapper_ = BinMapper.from_dict(doc["bins"])
+        model.trees_ = []
+        for rnd in doc["trees"]:
+            trees = []
+            for t in rnd:
+                arr = np.zeros(len(t["feature"]), dtype=NODE_DTYPE)
+                for f in NODE_DTYPE.names:
+                    arr[f] = t[f]
+                trees.append(arr)
+            model.trees_.append(trees)
+        return model
+
+    def _check_fitted(self):
+        if not hasattr(self, "trees_"):
+            raise ValueError("this MARTRanker is not fitted yet")
+
+
+def _add_round(trees, binned, S):
+    for c, t in enumerate(trees):
+        col = np.zeros(binned.shape[0])
+        predict_binned(t["feature"], t["bin"], t["left"], t["right"], t["value"],
+                       np.array([0, t.shape[0]], dtype=np.int64), binned, col)
+        if S.ndim == 1:
+            S += col
+        else:
+            S[:, c] += col
+
+
+def _as_matrix(X):
+    import scipy.sparse as sp
+
+    if sp.issparse(X):
+        return X
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D, got shape {X.shape}")
+    return X
