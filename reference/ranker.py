@@ -90,7 +90,9 @@ class MARTRanker:
                  "min_data_in_leaf": self.min_data_in_leaf, "min_sum_hessian_in_leaf": self.min_sum_hessian_in_leaf,
                  "lambda_l2": self.lambda_l2, "max_depth": -1 if self.max_depth is None else self.max_depth,
                  "bagging_fraction": 1.0, "feature_fraction": self.colsample, "min_gain_to_split": 0.0,
-                 "lambda_l1": 0.0, "boost_from_average": self.objective == "ls", "verbose": -1}
+                 "lambda_l1": 0.0, "boost_from_average": self.objective == "ls", "verbose": -1,
+                 # our quantile bins have no minimum count per bin
+                 "min_data_in_bin": 1}
             return p
         if lib == "xgboost":
             return {"max_leaves": self.num_leaves, "grow_policy": "lossguide", "tree_method": "hist",
@@ -118,8 +120,9 @@ class MARTRanker:
             history_loss=True, verbose=False):
         """Fit on ``X`` (dense or scipy sparse), ``y`` and the queries (``group`` sizes, ``qid`` or ``group_ptr``).
 
-        ``eval_set``: list of ``(X, y, group)`` (or ``(X, y)`` with ``eval_group``); history is
-        recorded on the training data and on each of them. ``init_score``: a base model's scores
+        ``eval_set``: list of ``(X, y, group)`` (or ``(X, y)`` with ``eval_group``); history
+        (NDCG@1/3/10, ERR@10 — NaN when labels are not integer grades — and the loss) is recorded
+        on the training data and on each of them. ``init_score``: a base model's scores
         to start from (model adaptation); otherwise the loss's optimal constant. Early stopping
         watches ``eval_metric`` on the last eval set.
         """
@@ -237,8 +240,10 @@ class MARTRanker:
 
         rank = loss.ranking_scores(S)
         hist = self.history_[name]
+        graded = bool(np.all(y == np.floor(y)))  # NDCG/ERR gains need integer grades
         for m in HISTORY_METRICS:
-            hist[m].append(float(np.mean(metric_values(rank, y, ptr, m, n_threads=self.n_threads))))
+            hist[m].append(float(np.mean(metric_values(rank, y, ptr, m, n_threads=self.n_threads)))
+                           if graded else float("nan"))
         hist["loss"].append(loss.loss(S, y, ptr) if with_loss else float("nan"))
 
     # ------------------------------------------------------------------ prediction
