@@ -123,7 +123,8 @@ class MARTRanker:
         ``eval_set``: list of ``(X, y, group)`` (or ``(X, y)`` with ``eval_group``); history
         (NDCG@1/3/10, ERR@10 — NaN when labels are not integer grades — and the loss) is recorded
         on the training data and on each of them. ``init_score``: a base model's scores
-        to start from (model adaptation); otherwise the loss's optimal constant. Early stopping
+        to start from (model adaptation, Burges §8; :meth:`predict` then returns the boosted
+        correction, to add to the base model's scores); otherwise the loss's optimal constant. Early stopping
         watches ``eval_metric`` on the last eval set.
         """
         from lambda_objectives import resolve_group_ptr
