@@ -5,6 +5,7 @@ import sys
 COMMANDS = {
     "demo": ("comparisons.demo", "the whole pipeline on the built-in synthetic data (the README's main job)"),
     "bench": ("comparisons.bench", "all benchmarks in one report (ratios against peers timed in the same run)"),
+    "paper": ("comparisons.paper", "SE vs OLE after Xia, Zhai & Wang (tables, Figure 2) on a LETOR folder"),
 }
 
 
