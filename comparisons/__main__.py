@@ -5,6 +5,8 @@ import sys
 COMMANDS = {
     "demo": ("comparisons.demo", "the whole pipeline on the built-in synthetic data (the README's main job)"),
     "bench": ("comparisons.bench", "all benchmarks in one report (ratios against peers timed in the same run)"),
+    "engines": ("comparisons.engines", "one objective: reference SE/OLE vs LightGBM/XGBoost (ours and native)"),
+    "validate": ("comparisons.validate_cmd", "engines' native gradients (probed) vs our preset kernels"),
     "paper": ("comparisons.paper", "SE vs OLE after Xia, Zhai & Wang (tables, Figure 2) on a LETOR folder"),
 }
 

@@ -1,0 +1,97 @@
+"""``python -m comparisons validate --data DIR``: the engines' own gradients vs our preset kernels.
+
+For each fold's training file, the first few queries are probed (one boosting round in which every
+document gets its own leaf; see :mod:`lambda_objectives.validate`) at random scores, for every
+preset setting, and compared with our kernel at float32 precision (relative 1e-6). The probe
+runs each engine in its own process (LightGBM and XGBoost slow each other down in one process).
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SETTINGS = [
+    ("lightgbm", "lambdarank (defaults)", {}),
+    ("lightgbm", "lambdarank truncation 3, sigmoid 2", {"lambdarank_truncation_level": 3, "sigmoid": 2.0}),
+    ("lightgbm", "lambdarank, no norm", {"lambdarank_norm": False}),
+    ("xgboost", "rank:ndcg", {"objective": "rank:ndcg"}),
+    ("xgboost", "rank:ndcg k=5, no score norm", {"objective": "rank:ndcg", "lambdarank_num_pair_per_sample": 5,
+                                                "lambdarank_score_normalization": False}),
+    ("xgboost", "rank:map", {"objective": "rank:map"}),
+    ("xgboost", "rank:pairwise", {"objective": "rank:pairwise"}),
+]
+
+_CHILD = r"""
+import json, sys
+import numpy as np
+from lambda_objectives import load_letor
+from lambda_objectives.adapters import LightGBMObjective, XGBoostObjective
+from lambda_objectives.validate import compare_gradients, probe_lightgbm, probe_xgboost
+engine, params, path, n_q, seed = json.loads(sys.argv[1])
+d = load_letor(path)
+ptr = d.group_ptr[: n_q + 1]
+y = d.y[: ptr[-1]]
+s = np.random.default_rng(seed).normal(size=y.size)
+if engine == "lightgbm":
+    gn, hn = probe_lightgbm(y, ptr, params, init_score=s)
+    obj = LightGBMObjective(k=params.get("lambdarank_truncation_level"), sigma=params.get("sigmoid", 1.0),
+                            preset="lightgbm", norm=params.get("lambdarank_norm", True))
+else:
+    metric = params["objective"].split(":")[1]
+    if metric == "map":
+        y = (y > 0).astype(float)
+        gn, hn = probe_xgboost(y, ptr, params, base_margin=s.astype(np.float32))
+    else:
+        gn, hn = probe_xgboost(y, ptr, params, base_margin=s.astype(np.float32))
+    opts = {}
+    if "lambdarank_score_normalization" in params:
+        opts["score_normalization"] = params["lambdarank_score_normalization"]
+    obj = XGBoostObjective(metric, k=params.get("lambdarank_num_pair_per_sample"), preset="xgboost", **opts)
+    s = s.astype(np.float32)
+go, ho = obj.gradients(s, y, ptr)
+print("@@" + json.dumps(compare_gradients(go, ho, gn, hn, rtol=1e-6, atol=1e-8), default=float))
+"""
+
+
+def _probe(engine, params, path, n_q, seed):
+    proc = subprocess.run([sys.executable, "-c", _CHILD, json.dumps([engine, params, str(path), n_q, seed])],
+                          capture_output=True, text=True)
+    i = proc.stdout.rfind("@@")
+    if proc.returncode != 0 or i < 0:
+        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed"}
+    return json.loads(proc.stdout[i + 2:])
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m comparisons validate", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data", required=True)
+    p.add_argument("--queries", type=int, default=6, help="queries probed per file (one leaf per document)")
+    p.add_argument("--folds", default=None)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="results/validate")
+    a = p.parse_args(argv)
+    from lambda_objectives import load_letor_folds
+
+    try:
+        folds = load_letor_folds(a.data, folds=a.folds.split(",") if a.folds else None)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    rows = []
+    for fold in folds:
+        path = fold.paths["train"]
+        for engine, name, params in SETTINGS:
+            r = _probe(engine, params, path, a.queries, a.seed)
+            rows.append({"fold": fold.name, "engine": engine, "setting": name, **r})
+            status = "error: " + r["error"] if "error" in r else ("PASS" if r["passed"] else "FAIL")
+            print(f"{fold.name:6s} {name:38s} {status:5s} max_abs={r.get('max_abs', float('nan')):.3g} "
+                  f"max_rel={r.get('max_rel', float('nan')):.3g} compared={r.get('n_compared', 0)}", flush=True)
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "validate.json").write_text(json.dumps(rows, indent=2, default=float))
+    ok = all(r.get("passed") for r in rows)
+    print(f"{'all passed' if ok else 'SOME FAILED'}; written to {out}/validate.json")
+    return 0 if ok else 1
