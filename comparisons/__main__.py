@@ -6,6 +6,7 @@ COMMANDS = {
     "demo": ("comparisons.demo", "the whole pipeline on the built-in synthetic data (the README's main job)"),
     "bench": ("comparisons.bench", "all benchmarks in one report (ratios against peers timed in the same run)"),
     "engines": ("comparisons.engines", "one objective: reference SE/OLE vs LightGBM/XGBoost (ours and native)"),
+    "scale": ("comparisons.scale", "the paper's grid at MSLR-WEB10K scale: timed rounds, extrapolated"),
     "validate": ("comparisons.validate_cmd", "engines' native gradients (probed) vs our preset kernels"),
     "paper": ("comparisons.paper", "SE vs OLE after Xia, Zhai & Wang (tables, Figure 2) on a LETOR folder"),
 }
