@@ -78,3 +78,21 @@ def test_demo_smoke(tmp_path):
 def test_unknown_command_usage(capsys):
     assert cli(["nonsense"]) == 2
     assert "commands:" in capsys.readouterr().out
+
+
+def test_engines_command_small(letor_folder, tmp_path, capsys):
+    out = tmp_path / "eng"
+    args = ["engines", "--data", str(letor_folder), "--folds", "1", "--rounds", "3", "--leaves", "4",
+            "--min-data", "5", "--systems", "reference-ole,lightgbm-native", "--out", str(out)]
+    assert cli(args) == 0
+    md = (out / "engines.md").read_text()
+    assert "| reference-ole |" in md and "| lightgbm-native |" in md
+    assert (out / "engines.png").stat().st_size > 1000
+    assert len((out / "engines.csv").read_text().splitlines()) == 3
+
+
+def test_validate_command_small(letor_folder, tmp_path, capsys):
+    assert cli(["validate", "--data", str(letor_folder), "--folds", "1", "--queries", "3",
+                "--out", str(tmp_path)]) == 0
+    rows = json.loads((tmp_path / "validate.json").read_text())
+    assert len(rows) == 7 and all(r["passed"] and r["n_compared"] > 0 for r in rows)
