@@ -61,3 +61,10 @@ __all__ += [
     "probe_xgboost",
     "xgboost_metric",
 ]
+
+# --- beyond ---
+from .combine import best_linear_combination  # noqa: E402
+from .linear import LinearLambdaRank, MLPLambdaRank, directions_needed, local_optimality_test  # noqa: E402
+
+__all__ += ["best_linear_combination", "LinearLambdaRank", "MLPLambdaRank", "directions_needed",
+            "local_optimality_test"]
