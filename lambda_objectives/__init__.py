@@ -64,7 +64,9 @@ __all__ += [
 
 # --- beyond ---
 from .combine import best_linear_combination  # noqa: E402
+from .heatmap import HeatmapTree, decision_paths, heatmap_counts, render_html, render_png  # noqa: E402
 from .linear import LinearLambdaRank, MLPLambdaRank, directions_needed, local_optimality_test  # noqa: E402
 
-__all__ += ["best_linear_combination", "LinearLambdaRank", "MLPLambdaRank", "directions_needed",
+__all__ += ["HeatmapTree", "decision_paths", "heatmap_counts", "render_html", "render_png",
+            "best_linear_combination", "LinearLambdaRank", "MLPLambdaRank", "directions_needed",
             "local_optimality_test"]
