@@ -2,6 +2,7 @@
 
 import os
 import platform
+import time
 
 
 def machine_record():
@@ -24,3 +25,14 @@ def machine_record():
         except ImportError:
             rec[name] = None
     return rec
+
+
+def best_time(fn, repeat):
+    """Best wall time of ``repeat`` calls of ``fn`` after one warm-up call (compilation, caches)."""
+    fn()
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best

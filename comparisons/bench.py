@@ -7,7 +7,6 @@ runtimes interfere).
 """
 
 import argparse
-import importlib.util
 import json
 import subprocess
 import sys

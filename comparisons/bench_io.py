@@ -7,27 +7,15 @@ Run: ``python -m comparisons.bench_io [--quick]``. Reports ours ÷ sklearn wall 
 import argparse
 import json
 import tempfile
-import time
 from pathlib import Path
 
-import numpy as np
 
 from lambda_objectives import load_letor, save_letor
 from lambda_objectives.datasets import make_ranking
 
-from ._machine import machine_record
+from ._machine import best_time, machine_record
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-
-
-def _best(fn, repeat):
-    fn()
-    best = np.inf
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 def run(quick=False):
@@ -46,8 +34,8 @@ def run(quick=False):
                 rows.append({"file": str(path), "skipped": "absent"})
                 continue
             has_qid = "qid:" in path.read_text(errors="replace")[:2000]
-            ours = _best(lambda: load_letor(path), 3 if quick else 5)
-            theirs = _best(lambda: load_svmlight_file(str(path), query_id=has_qid), 3 if quick else 5)
+            ours = best_time(lambda: load_letor(path), 3 if quick else 5)
+            theirs = best_time(lambda: load_svmlight_file(str(path), query_id=has_qid), 3 if quick else 5)
             rows.append({"file": path.name if path == big else str(path.relative_to(SHARED)),
                          "rows": int(load_letor(path).X.shape[0]), "ours_s": ours, "sklearn_s": theirs,
                          "ours_over_sklearn": ours / theirs})

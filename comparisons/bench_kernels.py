@@ -14,19 +14,9 @@ from numba import njit
 from lambda_objectives import lambda_gradients
 from lambda_objectives._ranking import stable_order_desc
 
-from ._machine import machine_record
+from ._machine import best_time, machine_record
 
 METRICS = ("ndcg", "err", "map", "mrr", "ranknet")
-
-
-def _best_time(fn, repeat):
-    fn()  # warm-up (compilation, caches)
-    best = np.inf
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 def _web_like(n_queries, docs, seed=0):
@@ -108,7 +98,7 @@ def bench_pairs_per_second(quick):
     for metric in METRICS:
         row = {"metric": metric, "pairs": pairs}
         for nt in threads:
-            t = _best_time(lambda: lambda_gradients(s, y, ptr, metric, n_threads=nt), 2 if quick else 3)
+            t = best_time(lambda: lambda_gradients(s, y, ptr, metric, n_threads=nt), 2 if quick else 3)
             row[f"seconds_{nt}t"] = t
             row[f"Mpairs_per_s_per_core_{nt}t"] = pairs / t / nt / 1e6
         rows.append(row)
@@ -122,11 +112,11 @@ def bench_err_prefix_vs_naive(quick):
         n_queries = max(1, (4000 if quick else 20000) // n)
         naive_queries = max(1, n_queries // (n // 25))  # the naive peer is O(n³): time fewer queries
         s, y, ptr = _web_like(n_queries, n, seed=n)
-        t_err = _best_time(lambda: lambda_gradients(s, y, ptr, "err", n_threads=1), 3) / n_queries
-        t_ndcg = _best_time(lambda: lambda_gradients(s, y, ptr, "ndcg", n_threads=1), 3) / n_queries
+        t_err = best_time(lambda: lambda_gradients(s, y, ptr, "err", n_threads=1), 3) / n_queries
+        t_ndcg = best_time(lambda: lambda_gradients(s, y, ptr, "ndcg", n_threads=1), 3) / n_queries
         ns, ny, nptr = s[: naive_queries * n], y[: naive_queries * n], ptr[: naive_queries + 1]
         g, h = np.empty(len(ns)), np.empty(len(ns))
-        t_naive = _best_time(lambda: naive_err_lambdas(ns, ny, nptr, float(y.max()), n, 1.0, g, h), 1) / naive_queries
+        t_naive = best_time(lambda: naive_err_lambdas(ns, ny, nptr, float(y.max()), n, 1.0, g, h), 1) / naive_queries
         ref = lambda_gradients(ns, ny, nptr, "err", max_label=float(y.max()))[0]
         rows.append({
             "docs_per_query": n,
@@ -176,7 +166,7 @@ def bench_vs_lightgbm(quick):
         lgb.train(dict(params, objective=fixed), ds, rounds)
         t_fixed = time.perf_counter() - t0
         lgb_grad = (t_native - t_fixed) / rounds
-        ours = _best_time(lambda: lambda_gradients(s, y, ptr, "ndcg", normalize="lambdarank", n_threads=nt), 3)
+        ours = best_time(lambda: lambda_gradients(s, y, ptr, "ndcg", normalize="lambdarank", n_threads=nt), 3)
         out[f"{nt}t"] = {"lightgbm_gradient_s_per_round": lgb_grad, "ours_s_per_call": ours,
                          # a non-positive difference means timing noise swamped the objective's cost
                          "ours_over_lightgbm": ours / lgb_grad if lgb_grad > 0 else None,
@@ -198,7 +188,7 @@ def bench_mq2008(quick):
     pairs = _n_pairs(y, ptr)
     rows = []
     for metric in METRICS:
-        t = _best_time(lambda: lambda_gradients(s, y, ptr, metric, n_threads=1), 5)
+        t = best_time(lambda: lambda_gradients(s, y, ptr, metric, n_threads=1), 5)
         rows.append({"metric": metric, "seconds_1t": t, "Mpairs_per_s": pairs / t / 1e6})
     return {"data": f"MQ2008 Fold1 train ({len(y)} rows, {len(ptr) - 1} queries, {pairs} pairs)", "rows": rows}
 

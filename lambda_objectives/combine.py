@@ -25,24 +25,8 @@ __all__ = ["best_linear_combination", "combination_breakpoints"]
 
 
 @njit(cache=True)
-def _count_breakpoints(s1, s2, labels, group_ptr):
-    total = 0
-    for q in range(group_ptr.shape[0] - 1):
-        a0, b0 = group_ptr[q], group_ptr[q + 1]
-        for i in range(a0, b0):
-            for j in range(i + 1, b0):
-                if labels[i] != labels[j]:
-                    d1 = s1[i] - s1[j]
-                    d2 = s2[i] - s2[j]
-                    if d1 != d2:
-                        t = d2 / (d2 - d1)
-                        if 0.0 < t < 1.0:
-                            total += 1
-    return total
-
-
-@njit(cache=True)
-def _fill_breakpoints(s1, s2, labels, group_ptr, alpha, query):
+def _breakpoints(s1, s2, labels, group_ptr, alpha, query, fill):
+    """Count (``fill=False``) or record the crossings in (0, 1) of differently labelled documents."""
     c = 0
     for q in range(group_ptr.shape[0] - 1):
         a0, b0 = group_ptr[q], group_ptr[q + 1]
@@ -54,9 +38,11 @@ def _fill_breakpoints(s1, s2, labels, group_ptr, alpha, query):
                     if d1 != d2:
                         t = d2 / (d2 - d1)
                         if 0.0 < t < 1.0:
-                            alpha[c] = t
-                            query[c] = q
+                            if fill:
+                                alpha[c] = t
+                                query[c] = q
                             c += 1
+    return c
 
 
 @njit(cache=True)
@@ -113,9 +99,10 @@ def combination_breakpoints(s1, s2, labels, group_ptr):
         raise ValueError(f"s1 has {s1.shape[0]} rows, s2 has {s2.shape[0]}")
     y = check_labels(labels, s1.shape[0])
     ptr = check_group_ptr(group_ptr, s1.shape[0])
-    n = _count_breakpoints(s1, s2, y, ptr)
+    alpha, query = np.empty(0, dtype=FLOAT), np.empty(0, dtype=np.int64)
+    n = _breakpoints(s1, s2, y, ptr, alpha, query, False)
     alpha, query = np.empty(n, dtype=FLOAT), np.empty(n, dtype=np.int64)
-    _fill_breakpoints(s1, s2, y, ptr, alpha, query)
+    _breakpoints(s1, s2, y, ptr, alpha, query, True)
     order = np.lexsort((query, alpha))
     return alpha[order], query[order]
 

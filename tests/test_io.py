@@ -1,7 +1,5 @@
 """Tests of lambda_objectives.io: LETOR parsing against sklearn, round trips, folds, every bad input."""
 
-import gzip
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
