@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._machine import machine_record
+from .paper import _versions
 from .runstore import RunStore
 
 SYSTEMS = ("reference-se", "reference-ole", "lightgbm-ours", "xgboost-ours", "lightgbm-native", "xgboost-native")
@@ -95,6 +97,7 @@ def main(argv=None):
         return 2
     out = Path(a.out)
     store = RunStore(out / "runs", "engines")
+    meta = {**_versions(), "machine_record": machine_record()}
     rows = []
     try:
         from tqdm import tqdm
@@ -108,7 +111,7 @@ def main(argv=None):
         res = store.load(cfg)
         if res is None:
             res = _run(cfg)
-            store.save(cfg, res)
+            store.save(cfg, res, meta)
             print(f"done {fold} {system}: NDCG@10 {res['ndcg@10']:.4f} ({res['seconds']:.1f} s)", flush=True)
         rows.append({"fold": fold, "system": system, **res})
     table = ["| system | " + " | ".join(METRICS) + " | seconds |", "|---|" + "---:|" * (len(METRICS) + 1)]

@@ -241,7 +241,9 @@ def main(argv=None):
     for p in store.redone:
         print(f"corrupt or partial result {p}: redoing it", flush=True)
     print(f"{len(grid)} runs: {len(results)} already done, {len(todo)} to run", flush=True)
-    meta = _versions()
+    from ._machine import machine_record
+
+    meta = {**_versions(), "machine_record": machine_record()}
     try:
         from tqdm import tqdm
     except ImportError:  # progress bars are a nicety
