@@ -10,6 +10,7 @@ fold present. Each run reports test metrics at the iteration with the best valid
 
 import argparse
 import json
+import multiprocessing
 import platform
 import sys
 import time
@@ -249,16 +250,24 @@ def main(argv=None):
     except ImportError:  # progress bars are a nicety
         def tqdm(x, **kw):
             return x
-    with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = {pool.submit(_one_run, cfg, args.data): cfg for cfg in todo}
-        for fut in tqdm(as_completed(futures), total=len(futures), desc="paper grid", disable=not todo):
-            cfg = futures[fut]
-            res = fut.result()
-            store.save(cfg, res, meta)
-            results.append((cfg, res))
-            print(f"done {cfg['fold']} {cfg['system']} leaves={cfg['leaves']} lr={cfg['learning_rate']} "
-                  f"{cfg['criterion']}: NDCG@10 {res['test_at_best']['ndcg@10']:.4f} ({res['seconds']:.1f} s)",
-                  flush=True)
+    def finished(cfg, res):
+        store.save(cfg, res, meta)
+        results.append((cfg, res))
+        print(f"done {cfg['fold']} {cfg['system']} leaves={cfg['leaves']} lr={cfg['learning_rate']} "
+              f"{cfg['criterion']}: NDCG@10 {res['test_at_best']['ndcg@10']:.4f} ({res['seconds']:.1f} s)",
+              flush=True)
+
+    if args.jobs <= 1:
+        for cfg in tqdm(todo, desc="paper grid", disable=not todo):
+            finished(cfg, _one_run(cfg, args.data))
+    else:
+        # spawn, not fork: forking a process whose OpenMP runtime (LightGBM's, XGBoost's) is
+        # already running is unsafe and gets the child killed
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=args.jobs, mp_context=ctx) as pool:
+            futures = {pool.submit(_one_run, cfg, args.data): cfg for cfg in todo}
+            for fut in tqdm(as_completed(futures), total=len(futures), desc="paper grid", disable=not todo):
+                finished(futures[fut], fut.result())
     summary = report(aggregate(results), args, out)
     print((out / "table.md").read_text())
     print(f"written to {out}/table.md, table.csv, figure2.png, summary.json")

@@ -43,7 +43,8 @@ def letor_folder(tmp_path_factory):
 def test_paper_quick_grid_resumes(letor_folder, tmp_path, capsys):
     out = tmp_path / "res"
     args = ["paper", "--data", str(letor_folder), "--quick", "--iterations", "8", "--out", str(out)]
-    assert cli(args) == 0
+    # two worker processes: the pool must survive a parent that already runs OpenMP
+    assert cli(args + ["--jobs", "2"]) == 0
     table = (out / "table.md").read_text()
     assert "| McRank | 10 | 0.10 |" in table and "| LambdaMART | 10 | 0.10 |" in table
     assert (out / "figure2.png").stat().st_size > 1000
