@@ -122,6 +122,10 @@ def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
         ra = vr[a]
         q_prod = 1.0
         s_sum = 0.0
+        ea = er[a]
+        # a's own sums stay in registers across the inner loop (no store/load through gr[a])
+        ga = 0.0
+        ha = 0.0
         for b in range(a + 1, n):
             lb = lr[b]
             rb = vr[b]
@@ -156,40 +160,41 @@ def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
                 else:
                     dz = 1.0
                 if dz != 0.0:
-                    if la > lb:
-                        hi = a
-                        lo = b
+                    # branch-free orientation: the pair's upper-labelled member is a or b
+                    a_hi = la > lb
+                    eb = er[b]
+                    if ea > _TINY and eb > _TINY:
+                        rho = (eb if a_hi else ea) / (ea + eb)
                     else:
-                        hi = b
-                        lo = a
-                    e_hi = er[hi]
-                    e_lo = er[lo]
-                    if e_hi > _TINY and e_lo > _TINY:
-                        rho = e_lo / (e_lo + e_hi)
-                    else:
-                        rho = _rho(sigma * (sr[hi] - sr[lo]))
+                        x = sigma * (sr[a] - sr[b])
+                        rho = _rho(x if a_hi else -x)
                     lam = sigma * dz * rho
                     hh = sigma * sigma * dz * rho * (1.0 - rho)
-                    gr[hi] -= lam
-                    gr[lo] += lam
-                    hr[hi] += hh
-                    hr[lo] += hh
+                    signed = -lam if a_hi else lam
+                    ga += signed
+                    gr[b] -= signed
+                    ha += hh
+                    hr[b] += hh
                     total += 2.0 * lam
                     if want_cost:
-                        x = sigma * (sr[hi] - sr[lo])
+                        x = sigma * (sr[a] - sr[b])
+                        if not a_hi:
+                            x = -x
                         if x > 0.0:
                             cost += dz * math.log1p(math.exp(-x))
                         else:
                             cost += dz * (-x + math.log1p(math.exp(x)))
                     if store:
-                        pi[count] = row0 + order[hi]
-                        pj[count] = row0 + order[lo]
+                        pi[count] = row0 + (order[a] if a_hi else order[b])
+                        pj[count] = row0 + (order[b] if a_hi else order[a])
                         ph[count] = hh
                     count += 1
             if metric == ERR:
                 if b < kk:
                     s_sum += q_prod * rb / (b + 1.0)
                 q_prod *= 1.0 - rb
+        gr[a] += ga
+        hr[a] += ha
 
     scale = weight
     if normalize == NORM_LAMBDARANK and total > 0.0:
