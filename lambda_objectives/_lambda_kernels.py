@@ -57,27 +57,32 @@ def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
         return 0, 0.0
     kk = n if (k <= 0 or k > n) else k
     order = stable_order_desc(s)
-    sr = np.empty(n)
-    lr = np.empty(n)
-    vr = np.empty(n)
+    # one allocation for every per-query table: short queries are dominated by allocator calls
+    work = np.empty(9 * n + 1)
+    sr = work[0:n]
+    lr = work[n:2 * n]
+    vr = work[2 * n:3 * n]
+    gr = work[3 * n:4 * n]
+    hr = work[4 * n:5 * n]
+    er = work[5 * n:6 * n]
+    acc = work[6 * n:7 * n]
+    pref = work[7 * n:8 * n + 1]
     for r in range(n):
         d = order[r]
         sr[r] = s[d]
         lr[r] = lab[d]
         vr[r] = val[d]
-    gr = np.zeros(n)
-    hr = np.zeros(n)
+        gr[r] = 0.0
+        hr[r] = 0.0
     # rho = 1/(1+exp(sigma(s_hi - s_lo))) = e_lo/(e_lo + e_hi) with e = exp(sigma(s - max s)):
     # one exp per document instead of one per pair; e <= 1 cannot overflow, and pairs whose
     # e underflows towards subnormals fall back to the direct formula.
-    er = np.empty(n)
     for r in range(n):
         er[r] = math.exp(sigma * (sr[r] - sr[0]))
 
     # Per-query tables of the metric; an ideal value of 0 means every |ΔZ| is 0.
     inv = 0.0
-    pref = np.empty(n + 1)  # ERR: P; MAP: inclusive relevant count c
-    acc = np.empty(n)       # MAP: B (prefix of rel_t/(t+1) over t < k)
+    # pref, ERR: P; MAP: inclusive relevant count c. acc, MAP: B (prefix of rel_t/(t+1), t < k)
     n_rel = 0.0
     first = n
     second = n

@@ -16,10 +16,25 @@ from numba import njit
 from ._config import FLOAT
 
 
+_INSERTION_MAX = 48  # below this an insertion sort beats argsort's negation copy and merge buffers
+
+
 @njit(cache=True)
 def stable_order_desc(s):
     """Indices that sort ``s`` descending, ties in input order (stable)."""
-    return np.argsort(-s, kind="mergesort")
+    n = s.shape[0]
+    if n > _INSERTION_MAX:
+        return np.argsort(-s, kind="mergesort")
+    order = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        v = s[i]
+        j = i
+        # strict comparison: an equal score never overtakes an earlier one (stability)
+        while j > 0 and s[order[j - 1]] < v:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = i
+    return order
 
 
 def discount_table(n):
