@@ -53,6 +53,18 @@ def _err_of_order(R, k):
 
 
 @njit(cache=True)
+def _add_pair(s, y, u, v, dz, sigma, grad, hess):
+    """The textbook per-pair update of the peers: one ``exp``, straight into the output rows."""
+    hi, lo = (u, v) if y[u] > y[v] else (v, u)
+    rho = 1.0 / (1.0 + np.exp(sigma * (s[hi] - s[lo])))
+    grad[hi] -= sigma * dz * rho
+    grad[lo] += sigma * dz * rho
+    h = sigma * sigma * dz * rho * (1.0 - rho)
+    hess[hi] += h
+    hess[lo] += h
+
+
+@njit(cache=True)
 def naive_err_lambdas(s, y, group_ptr, max_label, k, sigma, grad, hess):
     """The O(n³) peer: for every pair, swap the two documents and recompute ERR@k."""
     for q in range(group_ptr.shape[0] - 1):
@@ -75,16 +87,7 @@ def naive_err_lambdas(s, y, group_ptr, max_label, k, sigma, grad, hess):
                 R[i], R[j] = R[j], R[i]
                 dz = abs(_err_of_order(R, k) - base)
                 R[i], R[j] = R[j], R[i]
-                if y[a0 + di] > y[a0 + dj]:
-                    hi, lo = di, dj
-                else:
-                    hi, lo = dj, di
-                rho = 1.0 / (1.0 + np.exp(sigma * (s[a0 + hi] - s[a0 + lo])))
-                grad[a0 + hi] -= sigma * dz * rho
-                grad[a0 + lo] += sigma * dz * rho
-                h = sigma * sigma * dz * rho * (1.0 - rho)
-                hess[a0 + hi] += h
-                hess[a0 + lo] += h
+                _add_pair(s, y, a0 + di, a0 + dj, dz, sigma, grad, hess)
 
 
 @njit(cache=True)
@@ -114,16 +117,7 @@ def straightforward_ndcg_lambdas(s, y, group_ptr, sigma, grad, hess):
                 if y[a0 + di] == y[a0 + dj]:
                     continue
                 dz = abs(gains[di] - gains[dj]) * abs(1.0 / np.log2(i + 2.0) - 1.0 / np.log2(j + 2.0)) / idcg
-                if y[a0 + di] > y[a0 + dj]:
-                    hi, lo = a0 + di, a0 + dj
-                else:
-                    hi, lo = a0 + dj, a0 + di
-                rho = 1.0 / (1.0 + np.exp(sigma * (s[hi] - s[lo])))
-                grad[hi] -= sigma * dz * rho
-                grad[lo] += sigma * dz * rho
-                h = sigma * sigma * dz * rho * (1.0 - rho)
-                hess[hi] += h
-                hess[lo] += h
+                _add_pair(s, y, a0 + di, a0 + dj, dz, sigma, grad, hess)
 
 
 def bench_pairs_per_second(quick):
