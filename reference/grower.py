@@ -49,8 +49,60 @@ def _pairs_inside(member, pi, pj, ph):
     return pi[keep], pj[keep], ph[keep]
 
 
+@njit(cache=True)
+def _split_pairs(member, pi, pj, ph):
+    """Partition a node's pairs by ``member`` (the left child's rows) in one pass: the pairs
+    inside the left child, inside the right child, and those crossing the split."""
+    n = pi.shape[0]
+    side = np.empty(n, dtype=np.int8)
+    n_left = 0
+    n_right = 0
+    n_cross = 0
+    for t in range(n):
+        a = member[pi[t]]
+        b = member[pj[t]]
+        if a and b:
+            side[t] = 0
+            n_left += 1
+        elif not a and not b:
+            side[t] = 1
+            n_right += 1
+        else:
+            side[t] = 2
+            n_cross += 1
+    li = np.empty(n_left, dtype=pi.dtype)
+    lj = np.empty(n_left, dtype=pj.dtype)
+    lh = np.empty(n_left, dtype=ph.dtype)
+    ri = np.empty(n_right, dtype=pi.dtype)
+    rj = np.empty(n_right, dtype=pj.dtype)
+    rh = np.empty(n_right, dtype=ph.dtype)
+    ci = np.empty(n_cross, dtype=pi.dtype)
+    cj = np.empty(n_cross, dtype=pj.dtype)
+    ch = np.empty(n_cross, dtype=ph.dtype)
+    u = 0
+    v = 0
+    w = 0
+    for t in range(n):
+        if side[t] == 0:
+            li[u] = pi[t]
+            lj[u] = pj[t]
+            lh[u] = ph[t]
+            u += 1
+        elif side[t] == 1:
+            ri[v] = pi[t]
+            rj[v] = pj[t]
+            rh[v] = ph[t]
+            v += 1
+        else:
+            ci[w] = pi[t]
+            cj[w] = pj[t]
+            ch[w] = ph[t]
+            w += 1
+    return (li, lj, lh), (ri, rj, rh), (ci, cj, ch)
+
+
 class _Node:
-    __slots__ = ("rows", "G", "H", "N", "H_exact", "depth", "hist", "pairs", "split", "id")
+    __slots__ = ("rows", "G", "H", "N", "H_exact", "depth", "hist", "pairs", "phist", "split", "id")
 
 
 class TreeGrower:
@@ -104,9 +156,9 @@ class TreeGrower:
         self._member = np.zeros(binned.shape[0], dtype=np.bool_) if self.exact else None
         self._empty_pairs = np.zeros((1, 1))
 
-    def _make_node(self, rows, depth, hist, pairs):
+    def _make_node(self, rows, depth, hist, pairs, phist=None):
         node = _Node()
-        node.rows, node.depth, node.hist, node.pairs = rows, depth, hist, pairs
+        node.rows, node.depth, node.hist, node.pairs, node.phist = rows, depth, hist, pairs, phist
         node.G = float(self.g[rows].sum())
         node.H = float(self.h[rows].sum())
         node.N = float(rows.shape[0])
@@ -120,9 +172,9 @@ class TreeGrower:
         if node.N < 2 * self.min_data or node.H < 2 * self.min_hess:
             return None
         if self.criterion == OLE_EXACT:
-            pmax = np.empty((self.binned.shape[1], N_BINS))
-            pmin = np.empty_like(pmax)
-            build_pair_histograms(self.binned, node.pairs[0], node.pairs[1], node.pairs[2], pmax, pmin)
+            if node.phist is None:
+                node.phist = self._pair_histograms(node.pairs)
+            pmax, pmin = node.phist
             h_parent = node.H_exact
         else:
             pmax = pmin = self._empty_pairs
@@ -134,22 +186,40 @@ class TreeGrower:
             return None
         return gain, int(feature), int(b)
 
+    def _pair_histograms(self, pairs):
+        pmax = np.empty((self.binned.shape[1], N_BINS))
+        pmin = np.empty_like(pmax)
+        build_pair_histograms(self.binned, pairs[0], pairs[1], pairs[2], pmax, pmin)
+        return pmax, pmin
+
     def _children_pairs(self, left_rows, node):
+        """The children's pairs and, where it is cheaper, their pair histograms.
+
+        The pair histograms of a node are those of its two children plus those of the pairs
+        crossing the split, so the child with more pairs can be had by subtraction from the
+        parent's at the cost of the smaller child and the crossing pairs, whenever the crossing
+        pairs are fewer than the larger child's (typical of a split that cuts off a few rows).
+        """
         if not self.exact:
-            return None, None
+            return None, None, None, None
         pi, pj, ph = node.pairs
-        out = []
-        for rows in (left_rows,):
-            self._member[rows] = True
-            out.append(_pairs_inside(self._member, pi, pj, ph))
-            self._member[rows] = False
-        left = out[0]
-        # a pair inside the node is inside the right child iff it is not touching the left one
         self._member[left_rows] = True
-        touch = self._member[pi] | self._member[pj]
+        left, right, cross = _split_pairs(self._member, pi, pj, ph)
         self._member[left_rows] = False
-        right = (pi[~touch], pj[~touch], ph[~touch])
-        return left, right
+        if node.phist is None or self.criterion != OLE_EXACT:
+            return left, right, None, None
+        n_left, n_right, n_cross = left[0].shape[0], right[0].shape[0], cross[0].shape[0]
+        if n_cross >= max(n_left, n_right):
+            return left, right, None, None
+        small_is_left = n_left <= n_right
+        small = self._pair_histograms(left if small_is_left else right)
+        crossing = self._pair_histograms(cross)
+        large = node.phist  # the parent's buffers become the larger child's
+        for a, b, c in zip(large, small, crossing):
+            a -= b
+            a -= c
+        node.phist = None
+        return (left, right, small, large) if small_is_left else (left, right, large, small)
 
     def grow(self):
         """Return the tree as a ``NODE_DTYPE`` array (node 0 is the root)."""
@@ -186,10 +256,11 @@ class TreeGrower:
             h_large = node.hist  # reuse the parent's buffer: parent − small
             subtract_histogram(node.hist, h_small, h_large)
             hl, hr = (h_small, h_large) if small is left_rows else (h_large, h_small)
-            lp, rp = self._children_pairs(left_rows, node)
+            lp, rp, lph, rph = self._children_pairs(left_rows, node)
             node.hist = None
-            left = self._make_node(left_rows, node.depth + 1, hl, lp)
-            right = self._make_node(right_rows, node.depth + 1, hr, rp)
+            node.phist = None
+            left = self._make_node(left_rows, node.depth + 1, hl, lp, lph)
+            right = self._make_node(right_rows, node.depth + 1, hr, rp, rph)
             nodes += [left, right]
             records.append(None)
             records.append(None)
