@@ -10,19 +10,26 @@ N_BINS = 256  # uint8 bins; bin 255 holds NaN
 def build_histogram(binned, rows, g, h, hist):
     """Fill ``hist[f, b] = (Σ g, Σ h, count)`` over ``rows`` for every feature (prange over features).
 
-    Sums are float64 whatever the gradients' dtype: hundreds of thousands of small terms.
+    The node's gradients are gathered once into contiguous arrays ("ordered gradients", as
+    LightGBM does), so each feature's pass reads them sequentially; the per-bin summation order
+    is unchanged. Sums are float64 whatever the gradients' dtype: hundreds of thousands of small terms.
     """
+    n = rows.shape[0]
+    og = np.empty(n)
+    oh = np.empty(n)
+    for t in range(n):
+        og[t] = g[rows[t]]
+        oh[t] = h[rows[t]]
     n_features = binned.shape[1]
     for f in prange(n_features):
         for b in range(N_BINS):
             hist[f, b, 0] = 0.0
             hist[f, b, 1] = 0.0
             hist[f, b, 2] = 0.0
-        for t in range(rows.shape[0]):
-            r = rows[t]
-            b = binned[r, f]
-            hist[f, b, 0] += g[r]
-            hist[f, b, 1] += h[r]
+        for t in range(n):
+            b = binned[rows[t], f]
+            hist[f, b, 0] += og[t]
+            hist[f, b, 1] += oh[t]
             hist[f, b, 2] += 1.0
 
 

@@ -5,6 +5,8 @@ import time
 
 import numpy as np
 
+from lambda_objectives._threads import numba_threads
+
 from .binning import BinMapper
 from .grower import GROWTH, NODE_DTYPE, TreeGrower, predict_binned
 from .losses import OBJECTIVES, Lambda, LeastSquares, Logistic, McRank
@@ -127,6 +129,13 @@ class MARTRanker:
         correction, to add to the base model's scores); otherwise the loss's optimal constant. Early stopping
         watches ``eval_metric`` on the last eval set.
         """
+        # every numba kernel of the fit (histograms, splits, gradients) runs on n_threads
+        with numba_threads(self.n_threads):
+            return self._fit(X, y, group, qid, group_ptr, eval_set, eval_group, init_score, eval_init_score,
+                             early_stopping_rounds, eval_metric, history_loss, verbose)
+
+    def _fit(self, X, y, group, qid, group_ptr, eval_set, eval_group, init_score, eval_init_score,
+             early_stopping_rounds, eval_metric, history_loss, verbose):
         from lambda_objectives import resolve_group_ptr
         from lambda_objectives._validation import check_labels
 
@@ -273,7 +282,8 @@ class MARTRanker:
 
     def predict(self, X, n_iterations=None):
         """Ranking scores (McRank: the expected grade Σ k p_k)."""
-        raw = self.raw_predict(X, n_iterations)
+        with numba_threads(self.n_threads):
+            raw = self.raw_predict(X, n_iterations)
         if self.objective == "mcrank":
             return McRank(self.n_columns_).ranking_scores(raw)
         return raw
