@@ -248,3 +248,26 @@ def test_history_early_stopping_subsampling_and_init_score(small):
 def test_bad_input(small, call, match):
     with pytest.raises(ValueError, match=match):
         call(small)
+
+
+def test_n_threads_is_honoured_and_does_not_change_the_model(small, monkeypatch):
+    import numba
+
+    import reference.grower as grower
+
+    seen = []
+    real = grower.build_histogram
+
+    def spy(*args):
+        seen.append(numba.get_num_threads())
+        return real(*args)
+
+    monkeypatch.setattr(grower, "build_histogram", spy)
+    kw = dict(objective="lambda", metric="ndcg", k=10, criterion="ole_exact", num_leaves=7, n_estimators=3)
+    one = MARTRanker(n_threads=1, **kw).fit(small.X, small.y, group=small.group)
+    assert set(seen) == {1}
+    seen.clear()
+    every = MARTRanker(n_threads=None, **kw).fit(small.X, small.y, group=small.group)
+    assert set(seen) == {numba.config.NUMBA_NUM_THREADS}
+    # each kernel writes only its own slice: the thread count cannot change a single bit
+    np.testing.assert_array_equal(one.predict(small.X), every.predict(small.X))
