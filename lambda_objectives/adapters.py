@@ -30,6 +30,8 @@ from . import _preset_kernels as pk
 from ._config import ENGINE_FLOAT, FLOAT, PTR
 from ._threads import numba_threads
 from ._validation import check_group_ptr, check_k, check_n_threads
+from .lambdas import lambda_gradients
+from .metrics import metric_values, parse_metric
 
 __all__ = [
     "HessianWarning",
@@ -216,8 +218,6 @@ class _LambdaObjective:
                                   bool(o.get("normalization", True)), st["group_w"], st["w_norm"],
                                   st["n_rel"], st["acc"], g, h)
             else:
-                from .lambdas import lambda_gradients
-
                 s = np.asarray(scores, dtype=FLOAT)
                 g64, h64 = st["g64"], st["h64"]
                 lambda_gradients(s, st["labels"], st["ptr"], self.metric, self.k, self.sigma,
@@ -394,55 +394,15 @@ _EVAL_NAMES = ("ndcg", "err", "map", "mrr")
 
 
 def _parse(spec):
-    try:
-        from .metrics import parse_metric
-
-        name, k = parse_metric(spec)
-    except ImportError:
-        text = str(spec).strip().lower()
-        name, _, kk = text.partition("@")
-        k = int(kk) if kk else None
+    name, k = parse_metric(spec)
     if name not in _EVAL_NAMES:
         raise ValueError(f"eval metric must be one of {_EVAL_NAMES} (optionally '@k'), got {spec!r}")
-    return name, check_k(k)
-
-
-def _fallback_values(name, k, scores, labels, ptr, max_label, threshold):
-    """Per-query metric values (package conventions) used until ``metrics.py`` is available."""
-    out = np.empty(ptr.shape[0] - 1)
-    for q in range(out.shape[0]):
-        s = scores[ptr[q]:ptr[q + 1]]
-        y = labels[ptr[q]:ptr[q + 1]]
-        o = y[np.argsort(-s, kind="mergesort")]
-        kk = o.shape[0] if k is None else min(k, o.shape[0])
-        disc = 1.0 / np.log2(np.arange(kk) + 2.0)
-        if name == "ndcg":
-            ideal = np.sort(y)[::-1][:kk]
-            idcg = np.sum((np.exp2(ideal) - 1.0) * disc)
-            out[q] = 1.0 if idcg == 0 else np.sum((np.exp2(o[:kk]) - 1.0) * disc) / idcg
-        elif name == "err":
-            R = (np.exp2(o[:kk]) - 1.0) / 2.0 ** max_label
-            P = np.concatenate(([1.0], np.cumprod(1.0 - R)[:-1]))
-            out[q] = np.sum(P * R / np.arange(1, kk + 1))
-        else:
-            rel = o > threshold
-            if name == "map":
-                n_rel = int(np.sum(y > threshold))
-                hits = np.cumsum(rel[:kk])
-                out[q] = 0.0 if n_rel == 0 else np.sum((hits / np.arange(1, kk + 1))[rel[:kk]]) / n_rel
-            else:
-                first = np.flatnonzero(rel[:kk])
-                out[q] = 0.0 if first.size == 0 else 1.0 / (first[0] + 1)
-    return out
+    return name, k
 
 
 def _mean_metric(name, k, scores, labels, ptr, max_label, threshold=0.0):
     scores = np.asarray(scores, dtype=FLOAT)
     labels = np.asarray(labels, dtype=FLOAT)
-    try:
-        from .metrics import metric_values
-    except ImportError:
-        return float(np.mean(_fallback_values(name, k, scores, labels, ptr, max_label, threshold)))
     kw = {"max_label": max_label} if name == "err" else {}
     if name in ("map", "mrr"):
         kw["threshold"] = threshold
