@@ -36,3 +36,12 @@ def best_time(fn, repeat):
         fn()
         best = min(best, time.perf_counter() - t)
     return best
+
+
+def progress(iterable, **kw):
+    """``tqdm(iterable, **kw)`` when tqdm is installed (the ``plots`` extra), else the iterable."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return iterable
+    return tqdm(iterable, **kw)

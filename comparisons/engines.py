@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._machine import machine_record
+from ._machine import machine_record, progress
 from .paper import _versions
 from .runstore import RunStore
 
@@ -99,13 +99,8 @@ def main(argv=None):
     store = RunStore(out / "runs", "engines")
     meta = {**_versions(), "machine_record": machine_record()}
     rows = []
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        def tqdm(x, **kw):
-            return x
     grid = [(f, s) for f in folds for s in systems]
-    for fold, system in tqdm(grid, desc="engines"):
+    for fold, system in progress(grid, desc="engines"):
         cfg = {"data": str(Path(a.data).resolve()), "fold": fold, "system": system, "metric": a.metric, "k": a.k,
                "rounds": a.rounds, "leaves": a.leaves, "lr": a.lr, "min_data": a.min_data, "seed": a.seed}
         res = store.load(cfg)

@@ -242,14 +242,10 @@ def main(argv=None):
     for p in store.redone:
         print(f"corrupt or partial result {p}: redoing it", flush=True)
     print(f"{len(grid)} runs: {len(results)} already done, {len(todo)} to run", flush=True)
-    from ._machine import machine_record
+    from ._machine import machine_record, progress
 
     meta = {**_versions(), "machine_record": machine_record()}
-    try:
-        from tqdm import tqdm
-    except ImportError:  # progress bars are a nicety
-        def tqdm(x, **kw):
-            return x
+
     def finished(cfg, res):
         store.save(cfg, res, meta)
         results.append((cfg, res))
@@ -258,7 +254,7 @@ def main(argv=None):
               flush=True)
 
     if args.jobs <= 1:
-        for cfg in tqdm(todo, desc="paper grid", disable=not todo):
+        for cfg in progress(todo, desc="paper grid", disable=not todo):
             finished(cfg, _one_run(cfg, args.data))
     else:
         # spawn, not fork: forking a process whose OpenMP runtime (LightGBM's, XGBoost's) is
@@ -266,7 +262,7 @@ def main(argv=None):
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=args.jobs, mp_context=ctx) as pool:
             futures = {pool.submit(_one_run, cfg, args.data): cfg for cfg in todo}
-            for fut in tqdm(as_completed(futures), total=len(futures), desc="paper grid", disable=not todo):
+            for fut in progress(as_completed(futures), total=len(futures), desc="paper grid", disable=not todo):
                 finished(futures[fut], fut.result())
     summary = report(aggregate(results), args, out)
     print((out / "table.md").read_text())
