@@ -38,67 +38,21 @@ def _partition(binned, rows, feature, b):
 
 
 @njit(cache=True)
-def _pairs_inside(member, pi, pj, ph):
-    """The pairs whose two documents are both marked in ``member``."""
-    keep = np.zeros(pi.shape[0], dtype=np.bool_)
-    n = 0
+def _pair_sides(member, pi, pj):
+    """Per pair: 0 when both documents are marked in ``member``, 1 when neither is, 2 when the
+    pair crosses (one each)."""
+    side = np.empty(pi.shape[0], dtype=np.int8)
     for t in range(pi.shape[0]):
-        if member[pi[t]] and member[pj[t]]:
-            keep[t] = True
-            n += 1
-    return pi[keep], pj[keep], ph[keep]
-
-
-@njit(cache=True)
-def _split_pairs(member, pi, pj, ph):
-    """Partition a node's pairs by ``member`` (the left child's rows) in one pass: the pairs
-    inside the left child, inside the right child, and those crossing the split."""
-    n = pi.shape[0]
-    side = np.empty(n, dtype=np.int8)
-    n_left = 0
-    n_right = 0
-    n_cross = 0
-    for t in range(n):
         a = member[pi[t]]
         b = member[pj[t]]
-        if a and b:
-            side[t] = 0
-            n_left += 1
-        elif not a and not b:
-            side[t] = 1
-            n_right += 1
-        else:
-            side[t] = 2
-            n_cross += 1
-    li = np.empty(n_left, dtype=pi.dtype)
-    lj = np.empty(n_left, dtype=pj.dtype)
-    lh = np.empty(n_left, dtype=ph.dtype)
-    ri = np.empty(n_right, dtype=pi.dtype)
-    rj = np.empty(n_right, dtype=pj.dtype)
-    rh = np.empty(n_right, dtype=ph.dtype)
-    ci = np.empty(n_cross, dtype=pi.dtype)
-    cj = np.empty(n_cross, dtype=pj.dtype)
-    ch = np.empty(n_cross, dtype=ph.dtype)
-    u = 0
-    v = 0
-    w = 0
-    for t in range(n):
-        if side[t] == 0:
-            li[u] = pi[t]
-            lj[u] = pj[t]
-            lh[u] = ph[t]
-            u += 1
-        elif side[t] == 1:
-            ri[v] = pi[t]
-            rj[v] = pj[t]
-            rh[v] = ph[t]
-            v += 1
-        else:
-            ci[w] = pi[t]
-            cj[w] = pj[t]
-            ch[w] = ph[t]
-            w += 1
-    return (li, lj, lh), (ri, rj, rh), (ci, cj, ch)
+        side[t] = 0 if (a and b) else (2 if (a or b) else 1)
+    return side
+
+
+def _split_pairs(member, pairs):
+    """The pairs inside the marked rows, outside them, and crossing: three ``(i, j, h)`` tuples."""
+    side = _pair_sides(member, pairs[0], pairs[1])
+    return tuple(tuple(x[side == k] for x in pairs) for k in range(3))
 
 
 class _Node:
@@ -202,11 +156,10 @@ class TreeGrower:
         """
         if not self.exact:
             return None, None, None, None
-        pi, pj, ph = node.pairs
         self._member[left_rows] = True
-        left, right, cross = _split_pairs(self._member, pi, pj, ph)
+        left, right, cross = _split_pairs(self._member, node.pairs)
         self._member[left_rows] = False
-        if node.phist is None or self.criterion != OLE_EXACT:
+        if node.phist is None:  # only exact OLE keeps pair histograms
             return left, right, None, None
         n_left, n_right, n_cross = left[0].shape[0], right[0].shape[0], cross[0].shape[0]
         if n_cross >= max(n_left, n_right):
@@ -218,7 +171,6 @@ class TreeGrower:
         for a, b, c in zip(large, small, crossing):
             a -= b
             a -= c
-        node.phist = None
         return (left, right, small, large) if small_is_left else (left, right, large, small)
 
     def grow(self):
@@ -228,9 +180,8 @@ class TreeGrower:
         build_histogram(self.binned, self.rows, self.g, self.h, hist)
         root_pairs = None
         if self.exact:
-            pi, pj, ph = self.pairs
             self._member[self.rows] = True
-            root_pairs = _pairs_inside(self._member, pi, pj, ph)
+            root_pairs = _split_pairs(self._member, self.pairs)[0]
             self._member[self.rows] = False
         nodes = [self._make_node(self.rows, 0, hist, root_pairs)]
         records = [None]
