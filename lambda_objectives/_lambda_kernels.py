@@ -58,7 +58,7 @@ def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
     kk = n if (k <= 0 or k > n) else k
     order = stable_order_desc(s)
     # one allocation for every per-query table: short queries are dominated by allocator calls
-    work = np.empty(9 * n + 1)
+    work = np.empty(8 * n + 1)
     sr = work[0:n]
     lr = work[n:2 * n]
     vr = work[2 * n:3 * n]
