@@ -88,6 +88,19 @@ def parse_number(buf, a, b, pow10):
 
 
 @njit(cache=True)
+def _note_slow(slow_tok, n_slow, kind, target, a, b):
+    """Record token ``buf[a:b]`` (kind 0: label of row ``target``, 1: value ``target``) for
+    Python's ``float()``; False when the table is full."""
+    if n_slow >= slow_tok.shape[0]:
+        return False
+    slow_tok[n_slow, 0] = kind
+    slow_tok[n_slow, 1] = target
+    slow_tok[n_slow, 2] = a
+    slow_tok[n_slow, 3] = b
+    return True
+
+
+@njit(cache=True)
 def count_upper_bounds(buf):
     """(number of lines, number of ':' characters) - sizes for the output arrays."""
     lines = 0
@@ -143,12 +156,8 @@ def parse_letor(buf, null_as_nan, labels, qids, has_qid, line_no, comment_span,
         if st == 2:
             return BAD_LABEL, line, a, i, row, nf, n_slow
         if st == 1:
-            if n_slow >= slow_tok.shape[0]:
+            if not _note_slow(slow_tok, n_slow, 0, row, a, i):
                 return MORE_SLOW, line, a, i, row, nf, n_slow
-            slow_tok[n_slow, 0] = 0
-            slow_tok[n_slow, 1] = row
-            slow_tok[n_slow, 2] = a
-            slow_tok[n_slow, 3] = i
             n_slow += 1
         labels[row] = v
         line_no[row] = line
@@ -218,12 +227,8 @@ def parse_letor(buf, null_as_nan, labels, qids, has_qid, line_no, comment_span,
                 if st == 2:
                     return BAD_VALUE, line, a, i, row, nf, n_slow
                 if st == 1:
-                    if n_slow >= slow_tok.shape[0]:
+                    if not _note_slow(slow_tok, n_slow, 1, nf, va, i):
                         return MORE_SLOW, line, a, i, row, nf, n_slow
-                    slow_tok[n_slow, 0] = 1
-                    slow_tok[n_slow, 1] = nf
-                    slow_tok[n_slow, 2] = va
-                    slow_tok[n_slow, 3] = i
                     n_slow += 1
             feat_row[nf] = row
             feat_col[nf] = idx - 1
