@@ -46,6 +46,7 @@ from .adapters import (  # noqa: E402
     XGBLambdaRanker,
     XGBoostObjective,
     lightgbm_metric,
+    xgboost_early_stopping,
     xgboost_metric,
 )
 from .validate import compare_gradients, probe_lightgbm, probe_xgboost  # noqa: E402
@@ -59,6 +60,7 @@ __all__ += [
     "lightgbm_metric",
     "probe_lightgbm",
     "probe_xgboost",
+    "xgboost_early_stopping",
     "xgboost_metric",
 ]
 

@@ -69,7 +69,8 @@ def document_gains(labels, kind="exp", label_gain=None):
     """
     if label_gain is None:
         if kind == "exp":
-            return np.exp2(labels) - 1.0
+            with np.errstate(over="ignore"):  # callers check for inf and name the label
+                return np.exp2(labels) - 1.0
         if kind == "linear":
             return labels.copy()
         raise ValueError(f"gain must be 'exp' or 'linear' (or pass label_gain), got {kind!r}")

@@ -39,6 +39,7 @@ __all__ = [
     "XGBoostObjective",
     "XGBLambdaRanker",
     "lightgbm_metric",
+    "xgboost_early_stopping",
     "xgboost_metric",
 ]
 
@@ -112,9 +113,27 @@ class _LambdaObjective:
     def _slot(self):
         return self._slots.setdefault(threading.get_ident(), [None, None])
 
-    def _cached(self, data):
-        ref, state = self._slot()
-        return state if ref is not None and ref() is data else None
+    def _state(self, data, labels, group_ptr, weights, hess_threshold):
+        """The prepared state for ``data``, rebuilt whenever its labels, groups or weights change.
+
+        Engines let users call ``set_label`` / ``set_weight`` / ``set_group`` between rounds, and
+        LightGBM's sklearn path passes new weights with the same labels: a cache keyed on the data
+        object alone would silently keep the old inputs. The engine hands over its current arrays
+        on every call; comparing them with the cached copies is O(n), far below the O(n·k) kernel.
+        """
+        labels = np.asarray(labels)
+        ptr = np.asarray(group_ptr)
+        w = None if weights is None or len(weights) == 0 else np.asarray(weights)
+        ref, st = self._slot()
+        if st is not None and ref is not None and ref() is data:
+            old_y, old_ptr, old_w = st["key"]
+            if (np.array_equal(old_y, labels) and np.array_equal(old_ptr, ptr)
+                    and (old_w is None) == (w is None) and (w is None or np.array_equal(old_w, w))):
+                return st
+        st = self._prepare(labels, ptr, w, hess_threshold)
+        st["key"] = (labels.copy(), ptr.copy(), None if w is None else w.copy())
+        self._remember(data, st)
+        return st
 
     def _remember(self, data, state):
         slot = self._slot()
@@ -228,8 +247,7 @@ class _LambdaObjective:
                 g[:] = g64
                 h[:] = h64
         self.n_calls += 1
-        if self.check_hessian:
-            self._check_hessian(st)
+        self._check_hessian(st)
         return g, h
 
     def _extra_options(self, st):
@@ -240,11 +258,20 @@ class _LambdaObjective:
         return opts
 
     def _check_hessian(self, st):
-        """Warn (or raise) when no split can satisfy the engine's minimum child Hessian."""
-        if st["warned"]:
-            return
+        """Raise on non-finite gradients; warn (or raise) when no split can satisfy the engine's
+        minimum child Hessian (the latter only with ``check_hessian``)."""
         h = st["hess"]
         total = float(np.sum(h, dtype=np.float64))
+        if not (np.isfinite(total) and np.isfinite(np.sum(st["grad"], dtype=np.float64))):
+            # a NaN/inf gradient must never reach the engine: it trains one broken tree and stops
+            bad = ~(np.isfinite(st["grad"]) & np.isfinite(h))
+            i = int(np.flatnonzero(bad)[0]) if bad.any() else 0
+            raise ValueError(
+                f"{self._engine}: the objective produced non-finite gradients or Hessians (first at row {i}: "
+                f"grad {st['grad'][i]!r}, hess {h[i]!r}); check the labels (2**label overflows for labels "
+                ">= 1024 with exponential gain) and sigma")
+        if st["warned"] or not self.check_hessian:
+            return
         if h.size and float(h.min()) < 0:
             msg = f"negative Hessians (min {float(h.min()):.3g})"
         elif total < 2.0 * st["threshold"]:
@@ -276,6 +303,13 @@ class _LambdaObjective:
 
 
 _MISSING = object()
+
+
+class _SklearnCall:
+    """Stands for "the data of LGBMRanker's 4-argument call" in the per-thread cache."""
+
+
+_SKLEARN_CALL = _SklearnCall()
 
 
 def _lgb_hess_threshold(params):
@@ -319,27 +353,18 @@ class LightGBMObjective(_LambdaObjective):
 
     def __call__(self, preds, train_data, weight=_MISSING, group=_MISSING):
         if group is _MISSING:  # lgb.train path: (preds, Dataset)
-            st = self._cached(train_data)
-            if st is None:
-                bounds = train_data.get_field("group")
-                if bounds is None:
-                    raise ValueError("the LightGBM Dataset has no group: pass group=sizes to lgb.Dataset")
-                st = self._prepare(np.asarray(train_data.get_label()), bounds, train_data.get_weight(),
-                                   _lgb_hess_threshold(getattr(train_data, "params", None)))
-                self._remember(train_data, st)
+            bounds = train_data.get_field("group")
+            if bounds is None:
+                raise ValueError("the LightGBM Dataset has no group: pass group=sizes to lgb.Dataset")
+            st = self._state(train_data, train_data.get_label(), bounds, train_data.get_weight(),
+                             _lgb_hess_threshold(getattr(train_data, "params", None)))
             return self._compute(st, preds)
         y_true, y_pred = preds, train_data  # LGBMRanker path
         if group is None:
             raise ValueError("LGBMRanker passed no group to the objective: fit(..., group=sizes)")
-        slot = self._slot()
-        st = slot[1] if slot[0] == "sklearn" else None
-        if st is None or not np.array_equal(st["sizes"], group) or not np.array_equal(st["raw_y"], y_true):
-            from .groups import sizes_to_ptr
+        from .groups import sizes_to_ptr
 
-            st = self._prepare(np.asarray(y_true), sizes_to_ptr(group, len(y_true)), weight, 1e-3)
-            st["sizes"] = np.array(group)
-            st["raw_y"] = np.array(y_true)
-            slot[0], slot[1] = "sklearn", st
+        st = self._state(_SKLEARN_CALL, y_true, sizes_to_ptr(group, len(y_true)), weight, 1e-3)
         return self._compute(st, y_pred)
 
     #: explicit 4-argument form for ``LGBMRanker(objective=obj.sklearn)``
@@ -367,24 +392,38 @@ class XGBoostObjective(_LambdaObjective):
         self.min_child_weight = float(min_child_weight)
 
     def __call__(self, predt, dtrain):
-        st = self._cached(dtrain)
-        if st is None:
-            ptr = np.asarray(dtrain.get_uint_info("group_ptr"), dtype=PTR)
-            if ptr.size == 0:
-                raise ValueError("the DMatrix has no query groups: pass qid= or group= to xgb.DMatrix")
-            w = dtrain.get_weight()
-            st = self._prepare(np.asarray(dtrain.get_label()), ptr, w if len(w) else None, self.min_child_weight)
-            if self.preset is None and st["doc_w"] is not None:
-                st["doc_w"] = np.repeat(st["doc_w"], np.diff(st["ptr"]))  # per query -> per row
-            self._remember(dtrain, st)
+        ptr = np.asarray(dtrain.get_uint_info("group_ptr"), dtype=PTR)
+        if ptr.size == 0:
+            raise ValueError("the DMatrix has no query groups: pass qid= or group= to xgb.DMatrix")
+        st = self._state(dtrain, dtrain.get_label(), ptr, dtrain.get_weight(), self.min_child_weight)
         return self._compute(st, predt)
 
-    def params(self, eval_k=10, **extra):
-        """``xgb.train`` params with ``base_score=0`` and this objective's metric at ``eval_k``."""
-        name = {"ranknet": "ndcg", "pairwise": "ndcg", "err": "ndcg", "mrr": "map"}.get(self.metric, self.metric)
-        p = {"base_score": 0.0, "eval_metric": f"{name}@{eval_k}", "min_child_weight": self.min_child_weight}
+    def _prepare(self, labels, group_ptr, weights, hess_threshold):
+        st = super()._prepare(labels, group_ptr, weights, hess_threshold)
+        if self.preset is None and st["doc_w"] is not None:
+            if st["doc_w"].shape[0] != st["ptr"].shape[0] - 1:
+                raise ValueError(f"XGBoost ranking weights are per query: got {st['doc_w'].shape[0]}, "
+                                 f"expected {st['ptr'].shape[0] - 1}")
+            st["doc_w"] = np.repeat(st["doc_w"], np.diff(st["ptr"]))  # per query -> per row
+        return st
+
+    def params(self, **extra):
+        """``xgb.train`` params for a custom objective: ``base_score=0``, this objective's
+        ``min_child_weight`` and no native eval metric (``disable_default_eval_metric``).
+
+        XGBoost would otherwise add ``rmse`` (or a native ranking metric with its own conventions)
+        to every evaluation; with early stopping, whichever metric comes last drives it. Evaluate
+        with :meth:`eval_metric` through ``custom_metric=`` and stop with
+        :func:`xgboost_early_stopping` (or ``maximize=True``).
+        """
+        p = {"base_score": 0.0, "disable_default_eval_metric": 1, "min_child_weight": self.min_child_weight}
         p.update(extra)
         return p
+
+    def eval_metric(self, k=10):
+        """The package's eval metric matching this objective at ``k`` (NDCG for RankNet/pairwise)."""
+        name = "ndcg" if self.metric in ("ranknet", "pairwise") else self.metric
+        return xgboost_metric(f"{name}@{k}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -410,23 +449,28 @@ def _mean_metric(name, k, scores, labels, ptr, max_label, threshold=0.0):
 
 
 class _EvalMetric:
-    """Shared state of the eval callables: name, k, and per-data-set cached group_ptr."""
+    """Shared state of the eval callables: name and k. Higher is better (``maximize = True``).
+
+    Query boundaries are read from the evaluation data on every call (a cheap copy next to the
+    metric's sort), never cached, so ``set_group`` / ``set_label`` between rounds are seen.
+    """
+
+    #: every metric of this package is a gain: early stopping must maximise it
+    maximize = True
 
     def __init__(self, spec, max_label=None, threshold=0.0):
         self.metric, self.k = _parse(spec)
         self.name = self.metric if self.k is None else f"{self.metric}@{self.k}"
         self.max_label = max_label
         self.threshold = float(threshold)
-        self._cache = weakref.WeakKeyDictionary()
-
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state["_cache"] = weakref.WeakKeyDictionary()
-        return state
 
     def _value(self, scores, labels, ptr):
         ml = self.max_label if self.max_label is not None else float(np.max(labels, initial=0.0))
         return _mean_metric(self.metric, self.k, scores, labels, ptr, ml, self.threshold)
+
+    def _no_groups(self, engine, how):
+        return ValueError(f"{self.name}: the {engine} evaluation data has no query groups, so a ranking metric "
+                          f"cannot be computed per query; {how}")
 
     def __repr__(self):
         return f"{type(self).__name__}({self.name!r})"
@@ -435,14 +479,16 @@ class _EvalMetric:
 class _LightGBMEval(_EvalMetric):
     def __call__(self, preds, eval_data, weight=_MISSING, group=_MISSING):
         if group is _MISSING:
-            ptr = self._cache.get(eval_data)
-            if ptr is None:
-                ptr = np.asarray(eval_data.get_field("group"), dtype=PTR)
-                self._cache[eval_data] = ptr
+            bounds = eval_data.get_field("group")
+            if bounds is None:
+                raise self._no_groups("LightGBM", "pass group=sizes to the lgb.Dataset used in valid_sets")
+            ptr = np.asarray(bounds, dtype=PTR)
             labels = eval_data.get_label()
         else:
             from .groups import sizes_to_ptr
 
+            if group is None:
+                raise self._no_groups("LGBMRanker", "pass eval_group= to fit")
             labels, preds = preds, eval_data
             ptr = sizes_to_ptr(group, len(labels))
         return self.name, self._value(preds, labels, ptr), True
@@ -450,12 +496,9 @@ class _LightGBMEval(_EvalMetric):
 
 class _XGBoostEval(_EvalMetric):
     def __call__(self, predt, dmat):
-        ptr = self._cache.get(dmat)
-        if ptr is None:
-            ptr = np.asarray(dmat.get_uint_info("group_ptr"), dtype=PTR)
-            if ptr.size == 0:
-                ptr = np.array([0, dmat.num_row()], dtype=PTR)
-            self._cache[dmat] = ptr
+        ptr = np.asarray(dmat.get_uint_info("group_ptr"), dtype=PTR)
+        if ptr.size == 0:
+            raise self._no_groups("XGBoost", "pass qid= or group= to the xgb.DMatrix in evals")
         return self.name, self._value(predt, dmat.get_label(), ptr)
 
 
@@ -471,8 +514,37 @@ def lightgbm_metric(spec, max_label=None, threshold=0.0):
 
 
 def xgboost_metric(spec, max_label=None, threshold=0.0):
-    """An XGBoost ``custom_metric`` callable ``(predt, dmatrix) -> (name, value)``; maximise it."""
+    """An XGBoost ``custom_metric`` callable ``(predt, dmatrix) -> (name, value)``; higher is better.
+
+    XGBoost's early stopping guesses the direction from the metric's name and maximises only
+    names starting with ``ndcg`` or ``map``: it would *minimise* ``err@k`` and ``mrr@k``. Pass
+    ``maximize=True`` to ``xgb.train``, or use :func:`xgboost_early_stopping`.
+    """
     return _XGBoostEval(spec, max_label, threshold)
+
+
+def xgboost_early_stopping(rounds, metric, data_name=None, save_best=False):
+    """An ``xgb.callback.EarlyStopping`` that maximises one of the package's metrics.
+
+    Parameters
+    ----------
+    rounds : int
+        Stop after this many rounds without improvement.
+    metric : str or the object of :func:`xgboost_metric`
+        The metric that drives stopping (e.g. ``"err@10"``); it must also be evaluated through
+        ``custom_metric=``.
+    data_name : str, optional
+        Which ``evals`` entry drives stopping (XGBoost's default: the last one).
+    save_best : bool
+        Keep only the best iteration's trees (XGBoost's ``save_best``).
+    """
+    import xgboost as xgb
+
+    name = metric.name if isinstance(metric, _EvalMetric) else _XGBoostEval(metric).name
+    if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
+        raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
+    return xgb.callback.EarlyStopping(rounds=int(rounds), metric_name=name, data_name=data_name,
+                                      maximize=True, save_best=save_best)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -124,7 +124,7 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
         w = np.ones(n_queries, dtype=FLOAT)
     values = (np.zeros(n, dtype=FLOAT) if metric == "ranknet"
               else metric_inputs(y, "ndcg" if metric == "ndcg" else metric, gain, label_gain, max_label, threshold))
-    grad, hess = _outputs(out, n)
+    grad, hess = _outputs(out, n, scores=scores, labels=labels, group_ptr=group_ptr, query_weights=query_weights)
     sizes = np.diff(ptr)
     kk = np.minimum(sizes, k) if k is not None else sizes
     disc = discount_table(int(sizes.max()) if n_queries else 1)
@@ -145,6 +145,10 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
         lk.lambda_driver(s, y, values, ptr, _CODES[metric], 0 if k is None else k, float(sigma), disc, w,
                          _NORMALIZE[normalize], grad, hess, bool(return_pairs), pair_ptr, pi, pj, ph,
                          counts, schedule, max(1, min(nt * 4, n_queries)), bool(return_cost), cost)
+    if not (np.isfinite(np.sum(grad)) and np.isfinite(np.sum(hess))):
+        # finite inputs can still overflow: σ² in the Hessian, or sums over many pairs
+        raise ValueError(f"gradients or Hessians overflowed to inf/NaN with sigma={sigma!r}: use a smaller sigma "
+                         "(the Hessian scales with sigma**2)")
     extra = (cost,) if return_cost else ()
     if not return_pairs:
         return (grad, hess) + extra
@@ -156,7 +160,7 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
     return (grad, hess, LambdaPairs(new_ptr, pi[keep], pj[keep], ph[keep])) + extra
 
 
-def _outputs(out, n):
+def _outputs(out, n, **inputs):
     if out is None:
         return np.empty(n, dtype=FLOAT), np.empty(n, dtype=FLOAT)
     try:
@@ -169,4 +173,9 @@ def _outputs(out, n):
             raise ValueError(f"out {name} must be a writeable contiguous float64 array of length {n}")
     if np.shares_memory(g, h):
         raise ValueError("out grad and hess arrays must not overlap")
+    # the kernel reads its inputs while it writes the outputs: an overlap gives wrong gradients
+    for name, a in (("grad_out", g), ("hess_out", h)):
+        for what, arr in inputs.items():
+            if hasattr(arr, "__array__") and np.shares_memory(a, np.asarray(arr)):
+                raise ValueError(f"out {name} overlaps the {what} input; pass separate output arrays")
     return g, h

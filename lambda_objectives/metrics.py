@@ -61,7 +61,14 @@ def metric_inputs(labels, metric, gain="exp", label_gain=None, max_label=None, t
     identical gains.
     """
     if metric in ("ndcg", "dcg"):
-        return document_gains(labels, gain, label_gain)
+        gains = document_gains(labels, gain, label_gain)
+        # the sum over all documents bounds every query's IDCG: finite here means finite metrics
+        if not np.isfinite(gains.sum()):
+            i = int(np.argmax(~np.isfinite(gains))) if not np.all(np.isfinite(gains)) else int(np.argmax(gains))
+            raise ValueError(
+                f"gains overflow float64 (label {labels[i]:g} at row {i}: 2**label - 1 is too large for "
+                "exponential gain); use gain='linear' or a label_gain table for labels this large")
+        return gains
     if metric == "err":
         if max_label is None:
             max_label = float(labels.max()) if labels.size else 0.0
@@ -70,6 +77,9 @@ def metric_inputs(labels, metric, gain="exp", label_gain=None, max_label=None, t
         if labels.size and labels.max() > max_label:
             i = int(np.argmax(labels > max_label))
             raise ValueError(f"label {labels[i]:g} at row {i} exceeds max_label={max_label:g}")
+        if max_label >= 1024:  # 2**1024 overflows float64
+            raise ValueError(f"ERR's grade scale 2**max_label overflows float64 (max_label={max_label:g}); "
+                             "ERR needs grades below 1024")
         return (np.exp2(labels) - 1.0) / np.exp2(max_label)
     if not np.isfinite(threshold):
         raise ValueError(f"threshold must be finite, got {threshold!r}")

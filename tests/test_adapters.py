@@ -236,3 +236,116 @@ def test_default_backend_is_lambda_gradients_with_document_weights():
         go, ho = LightGBMObjective(metric, k=5, sigma=1.5)(s, ds)
         np.testing.assert_array_equal(go, (g * w).astype(np.float32))
         np.testing.assert_array_equal(ho, (h * w).astype(np.float32))
+
+
+def _small_ranking(seed=0, n_q=12):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(3, 9, n_q)
+    ptr = np.r_[0, np.cumsum(sizes)]
+    n = int(ptr[-1])
+    return rng.normal(size=(n, 4)), rng.integers(0, 4, n).astype(float), ptr, rng.normal(size=n)
+
+
+def test_xgboost_objective_sees_set_label_set_weight_set_group():
+    X, y, ptr, s = _small_ranking()
+    dm = xgb.DMatrix(X, y, group=np.diff(ptr))
+    obj = XGBoostObjective("ndcg", k=5)
+    p = s.astype(np.float32)
+    obj(p, dm)
+    y2 = y[::-1].copy()
+    dm.set_label(y2)  # on 0.1 the cache kept the old labels: same gradients as before
+    got = obj(p, dm)[0].copy()
+    want = XGBoostObjective("ndcg", k=5)(p, xgb.DMatrix(X, y2, group=np.diff(ptr)))[0]
+    np.testing.assert_array_equal(got, want)
+    w = np.linspace(0.5, 2.0, len(ptr) - 1)
+    dm.set_weight(w)
+    got = obj(p, dm)[0].copy()
+    want = XGBoostObjective("ndcg", k=5)(p, xgb.DMatrix(X, y2, group=np.diff(ptr), weight=w))[0]
+    np.testing.assert_array_equal(got, want)
+    merged = np.r_[np.diff(ptr)[:2].sum(), np.diff(ptr)[2:]]
+    dm2 = xgb.DMatrix(X, y2, group=np.diff(ptr))
+    obj(p, dm2)
+    dm2.set_group(merged)
+    got = obj(p, dm2)[0].copy()
+    want = XGBoostObjective("ndcg", k=5)(p, xgb.DMatrix(X, y2, group=merged))[0]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_lightgbm_objective_sees_new_weights_and_labels():
+    X, y, ptr, s = _small_ranking(1)
+    group = np.diff(ptr)
+    w1, w2 = np.ones(len(y)), np.linspace(0.5, 2.0, len(y))
+    obj = LightGBMObjective("ndcg", k=5)
+    obj(y, s, w1, group)
+    got = obj(y, s, w2, group)[0].copy()  # 0.1 kept w1 here
+    np.testing.assert_array_equal(got, LightGBMObjective("ndcg", k=5)(y, s, w2, group)[0])
+    ds = lgb.Dataset(X, y, group=group).construct()
+    obj2 = LightGBMObjective("ndcg", k=5)
+    obj2(s, ds)
+    ds.set_label(y[::-1].copy())
+    got = obj2(s, ds)[0].copy()
+    want = LightGBMObjective("ndcg", k=5)(s, lgb.Dataset(X, y[::-1].copy(), group=group).construct())[0]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_non_finite_gradients_never_reach_the_engine():
+    X, y, ptr, s = _small_ranking(2)
+    s = s.copy()
+    s[3] = np.nan  # presets do not validate engine scores; the NaN used to pass through silently
+    for obj in (LightGBMObjective(preset="lightgbm"), XGBoostObjective(preset="xgboost"),
+                LightGBMObjective(preset="lightgbm", check_hessian=False)):
+        with pytest.raises(ValueError, match="non-finite gradients"):
+            obj.gradients(s, y, ptr)
+    ds = lgb.Dataset(X, np.r_[1024.0, y[1:]], group=np.diff(ptr))
+    with pytest.raises(ValueError, match="overflow"):
+        lgb.train({"objective": LightGBMObjective("ndcg"), "verbose": -1}, ds, 2)
+
+
+def test_eval_metrics_without_groups_raise_a_clear_error():
+    X, y, ptr, s = _small_ranking(3)
+    with pytest.raises(ValueError, match="no query groups"):
+        xgboost_metric("ndcg@10")(s.astype(np.float32), xgb.DMatrix(X, y))
+    with pytest.raises(ValueError, match="no query groups"):
+        lightgbm_metric("ndcg@10")(s, lgb.Dataset(X, y).construct())
+    with pytest.raises(ValueError, match="no query groups"):
+        lightgbm_metric("ndcg@10")(y, s, None, None)
+
+
+def test_eval_metrics_and_objectives_pickle():
+    import pickle
+
+    X, y, ptr, s = _small_ranking(4)
+    dm = xgb.DMatrix(X, y, group=np.diff(ptr))
+    ds = lgb.Dataset(X, y, group=np.diff(ptr)).construct()
+    for make, call in ((lightgbm_metric, lambda m: m(s, ds)[1]), (xgboost_metric, lambda m: m(s, dm)[1])):
+        m = make("err@5")
+        before = call(m)
+        again = pickle.loads(pickle.dumps(m))
+        assert call(again) == before and again.name == "err@5"
+    obj = XGBoostObjective("ndcg", k=5)
+    obj(s.astype(np.float32), dm)
+    clone = pickle.loads(pickle.dumps(obj))
+    np.testing.assert_array_equal(clone(s.astype(np.float32), dm)[0], obj(s.astype(np.float32), dm)[0])
+
+
+def test_xgboost_early_stopping_maximises_err(yahoo):
+    from lambda_objectives import xgboost_early_stopping
+
+    (X, y, ptr), (Xt, yt, ptrt) = yahoo
+    obj = XGBoostObjective("ndcg", k=10)
+    assert "eval_metric" not in obj.params()  # no second, native metric to drive stopping
+    dtr = xgb.DMatrix(X, y, group=np.diff(ptr))
+    dva = xgb.DMatrix(Xt, yt, group=np.diff(ptrt))
+    metric = xgboost_metric("err@10")
+    assert metric.maximize is True
+    log = {}
+    b = xgb.train(dict(obj.params(), max_depth=3, eta=0.3, nthread=1), dtr, 40, obj=obj, evals=[(dva, "va")],
+                  custom_metric=metric, evals_result=log, verbose_eval=False,
+                  callbacks=[xgboost_early_stopping(5, metric)])
+    hist = log["va"]["err@10"]
+    assert b.best_iteration == int(np.argmax(hist))
+    r = XGBLambdaRanker(XGBoostObjective("ndcg", k=10), n_estimators=40, eval_metric="err@10", early_stopping_rounds=5,
+                        max_depth=3, eta=0.3, nthread=1)
+    r.fit(X, y, group=np.diff(ptr), eval_set=[(Xt, yt)], eval_group=[np.diff(ptrt)])
+    hist = r.evals_result_["validation_0"]["err@10"]
+    assert r.booster_.best_iteration == int(np.argmax(hist))

@@ -310,3 +310,37 @@ def test_return_cost_is_the_pairwise_cost(metric):
         assert cost[q] == pytest.approx(want, rel=1e-12, abs=1e-15)
     g2, h2 = lambda_gradients(s, y, [0, 5, n], metric, k, sigma, query_weights=[2.0, 1.0])
     np.testing.assert_array_equal(g, g2)
+
+
+def test_out_arrays_overlapping_an_input_are_rejected():
+    s = np.array([0.3, 0.1, 0.2, 0.5])
+    y = np.array([2.0, 0.0, 1.0, 0.0])
+    ptr = np.array([0, 4])
+    want = lambda_gradients(s, y, ptr)
+    h = np.empty(4)
+    with pytest.raises(ValueError, match="overlaps the scores"):  # wrong gradients on 0.1
+        lambda_gradients(s, y, ptr, out=(s, h))
+    with pytest.raises(ValueError, match="overlaps the labels"):
+        lambda_gradients(s, y, ptr, out=(np.empty(4), y))
+    np.testing.assert_array_equal(s, [0.3, 0.1, 0.2, 0.5])  # nothing written before the check
+    g2, _ = lambda_gradients(s, y, ptr, out=(np.empty(4), h))
+    np.testing.assert_array_equal(g2, want[0])
+
+
+@pytest.mark.parametrize("metric", ["ndcg", "err"])
+def test_labels_whose_exponential_gain_overflows_raise(metric):
+    s = np.array([0.3, 0.1, 0.2])
+    y = np.array([1024.0, 0.0, 1.0])  # 2**1024 = inf: NaN / all-zero gradients before
+    with pytest.raises(ValueError, match="overflow"):
+        lambda_gradients(s, y, np.array([0, 3]), metric)
+    g, _ = lambda_gradients(s, y, np.array([0, 3]), "ndcg", gain="linear")
+    assert np.all(np.isfinite(g)) and g[0] < 0
+
+
+def test_extreme_sigma_raises_instead_of_inf_hessians():
+    s = np.array([0.3, 0.1, 0.2])
+    y = np.array([2.0, 0.0, 1.0])
+    with pytest.raises(ValueError, match="sigma"):
+        lambda_gradients(s, y, np.array([0, 3]), sigma=1e155)
+    g, h = lambda_gradients(s, y, np.array([0, 3]), sigma=1e3)
+    assert np.all(np.isfinite(g)) and np.all(np.isfinite(h))

@@ -215,3 +215,12 @@ def test_err_agrees_with_gdeval_on_mq2008(mq2008_scored):
             assert v == pytest.approx(ref[q], abs=5e-6), q  # gdeval prints 5 decimals
             compared += 1
     assert compared >= 0.5 * len(qids)
+
+
+def test_labels_whose_exponential_gain_overflows_raise():
+    s, y, ptr = np.array([0.3, 0.1, 0.2]), np.array([1500.0, 0.0, 1.0]), np.array([0, 3])
+    for m in ("ndcg@10", "dcg", "err"):  # NaN metrics with only a numpy warning on 0.1
+        with pytest.raises(ValueError, match="overflow"):
+            metric_values(s, y, ptr, m)
+    # linear gain has no overflow; this ranking is ideal
+    assert metric_values(s, y, ptr, "ndcg", gain="linear")[0] == pytest.approx(1.0, abs=1e-15)
