@@ -1,6 +1,8 @@
 """``MARTRanker``: the sklearn-style reference MART / LambdaMART trainer."""
 
 import json
+import math
+import numbers
 import time
 
 import numpy as np
@@ -32,7 +34,7 @@ class MARTRanker:
         Split criterion; see :mod:`reference.splitting`.
     growth : {"best_first", "breadth_first", "depth_first"}
     num_leaves, learning_rate, n_estimators, max_bin, min_data_in_leaf, min_sum_hessian_in_leaf,
-    lambda_l2, max_depth : as LightGBM's (``max_depth=None``: no limit)
+    lambda_l2, max_depth : as LightGBM's (``max_depth`` None, -1 or any value <= 0: no limit)
     leaf_value : {"newton", "mean"}; leaf_hessian : {"diagonal", "exact"}
     subsample : float
         Fraction of queries each tree is fitted on (stochastic boosting, by query).
@@ -58,7 +60,7 @@ class MARTRanker:
         self.leaf_value, self.leaf_hessian = leaf_value, leaf_hessian
         self.subsample, self.colsample, self.random_state = subsample, colsample, random_state
         self.n_threads, self.threshold, self.balanced = n_threads, threshold, balanced
-        self.kernel_options = dict(kernel_options or {})
+        self.kernel_options = kernel_options
 
     # ------------------------------------------------------------------ parameters
     def get_params(self):
@@ -69,20 +71,60 @@ class MARTRanker:
         return {k: getattr(self, k) for k in keys}
 
     def _check_params(self):
-        if self.objective not in OBJECTIVES:
-            raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
-        if self.criterion not in CRITERIA:
-            raise ValueError(f"criterion must be one of {tuple(CRITERIA)}, got {self.criterion!r}")
+        """Validate every hyper-parameter up front; each error names the parameter."""
+        from lambda_objectives import LAMBDA_METRICS
+
+        def choice(name, options):
+            if getattr(self, name) not in options:
+                raise ValueError(f"{name} must be one of {tuple(options)}, got {getattr(self, name)!r}")
+
+        def integer(name, low, allow_none=False):
+            v = getattr(self, name)
+            if v is None and allow_none:
+                return
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < low:
+                raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
+
+        def real(name, low, inclusive=True, high=None):
+            v = getattr(self, name)
+            ok = isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) \
+                and (v >= low if inclusive else v > low) and (high is None or v <= high)
+            if not ok:
+                bound = f"{'>=' if inclusive else '>'} {low}" + ("" if high is None else f" and <= {high}")
+                raise ValueError(f"{name} must be a finite number {bound}, got {v!r}")
+
+        choice("objective", OBJECTIVES)
+        choice("criterion", CRITERIA)
+        choice("growth", GROWTH)
+        choice("leaf_value", ("newton", "mean"))
+        choice("leaf_hessian", ("diagonal", "exact"))
+        if self.objective == "lambda":
+            choice("metric", LAMBDA_METRICS)
         if self.criterion == "ole_exact" and self.objective != "lambda":
             raise ValueError("criterion='ole_exact' is defined for pairwise (lambda) objectives only")
-        if self.growth not in GROWTH:
-            raise ValueError(f"growth must be one of {GROWTH}, got {self.growth!r}")
-        if self.leaf_value not in ("newton", "mean") or self.leaf_hessian not in ("diagonal", "exact"):
-            raise ValueError("leaf_value must be 'newton' or 'mean'; leaf_hessian 'diagonal' or 'exact'")
-        if not 0 < self.subsample <= 1 or not 0 < self.colsample <= 1:
-            raise ValueError("subsample and colsample must be in (0, 1]")
-        if self.learning_rate <= 0 or self.n_estimators < 0:
-            raise ValueError("learning_rate must be > 0 and n_estimators >= 0")
+        integer("num_leaves", 2)
+        integer("n_estimators", 0)
+        integer("max_bin", 2)
+        integer("min_data_in_leaf", 0)
+        integer("k", 1, allow_none=True)
+        if self.max_depth is not None and (isinstance(self.max_depth, bool)
+                                           or not isinstance(self.max_depth, numbers.Integral)):
+            raise ValueError(f"max_depth must be an integer (<= 0 or None: no limit), got {self.max_depth!r}")
+        if self.n_threads is not None and self.n_threads != -1:
+            integer("n_threads", 1)
+        real("learning_rate", 0.0, inclusive=False)
+        real("sigma", 0.0, inclusive=False)
+        real("lambda_l2", 0.0)
+        real("min_sum_hessian_in_leaf", 0.0)
+        real("subsample", 0.0, inclusive=False, high=1.0)
+        real("colsample", 0.0, inclusive=False, high=1.0)
+        real("threshold", -math.inf)
+        if self.kernel_options is not None and not isinstance(self.kernel_options, dict):
+            raise ValueError(f"kernel_options must be a dict of lambda_gradients keywords, got {self.kernel_options!r}")
+
+    def _depth_limit(self):
+        """``max_depth`` as the grower takes it: LightGBM's ``<= 0`` (and ``None``) mean no limit."""
+        return None if self.max_depth is None or self.max_depth <= 0 else int(self.max_depth)
 
     def get_equivalent_params(self, lib="lightgbm"):
         """Parameters of LightGBM or XGBoost that build the same trees from the same gradients
@@ -90,7 +132,7 @@ class MARTRanker:
         if lib == "lightgbm":
             p = {"num_leaves": self.num_leaves, "learning_rate": self.learning_rate, "max_bin": self.max_bin,
                  "min_data_in_leaf": self.min_data_in_leaf, "min_sum_hessian_in_leaf": self.min_sum_hessian_in_leaf,
-                 "lambda_l2": self.lambda_l2, "max_depth": -1 if self.max_depth is None else self.max_depth,
+                 "lambda_l2": self.lambda_l2, "max_depth": -1 if self._depth_limit() is None else self._depth_limit(),
                  "bagging_fraction": 1.0, "feature_fraction": self.colsample, "min_gain_to_split": 0.0,
                  "lambda_l1": 0.0, "boost_from_average": self.objective == "ls", "verbose": -1,
                  # our quantile bins have no minimum count per bin
@@ -100,7 +142,7 @@ class MARTRanker:
             return {"max_leaves": self.num_leaves, "grow_policy": "lossguide", "tree_method": "hist",
                     "eta": self.learning_rate, "max_bin": self.max_bin, "min_child_weight": self.min_sum_hessian_in_leaf,
                     "reg_lambda": self.lambda_l2, "reg_alpha": 0.0, "gamma": 0.0,
-                    "max_depth": 0 if self.max_depth is None else self.max_depth, "colsample_bytree": self.colsample,
+                    "max_depth": 0 if self._depth_limit() is None else self._depth_limit(), "colsample_bytree": self.colsample,
                     "base_score": 0.0}
         raise ValueError(f"lib must be 'lightgbm' or 'xgboost', got {lib!r}")
 
@@ -115,7 +157,7 @@ class MARTRanker:
                 raise ValueError("objective='mcrank' needs integer relevance grades")
             return McRank(int(y.max()) + 1)
         return Lambda(self.metric, self.k, self.sigma, self.n_threads,
-                      pairs=self.criterion == "ole_exact" or self.leaf_hessian == "exact", **self.kernel_options)
+                      pairs=self.criterion == "ole_exact" or self.leaf_hessian == "exact", **(self.kernel_options or {}))
 
     def fit(self, X, y, group=None, qid=None, *, group_ptr=None, eval_set=None, eval_group=None,
             init_score=None, eval_init_score=None, early_stopping_rounds=None, eval_metric="ndcg@10",
@@ -193,7 +235,7 @@ class MARTRanker:
                 tree = TreeGrower(binned, n_bins, gc, hc, rows, num_leaves=self.num_leaves, criterion=self.criterion,
                                   growth=self.growth, min_data_in_leaf=self.min_data_in_leaf,
                                   min_sum_hessian_in_leaf=self.min_sum_hessian_in_leaf, lambda_l2=self.lambda_l2,
-                                  max_depth=self.max_depth, leaf_value=self.leaf_value, leaf_hessian=self.leaf_hessian,
+                                  max_depth=self._depth_limit(), leaf_value=self.leaf_value, leaf_hessian=self.leaf_hessian,
                                   pairs=pairs, feature_mask=mask).grow()
                 leaf = tree["feature"] < 0
                 tree["value"][leaf] *= self.learning_rate
