@@ -32,9 +32,11 @@ from .io import Fold, LetorData, load_letor, load_letor_folds, save_letor  # noq
 __all__ += ["datasets", "RankingData", "make_mslr_like", "make_ranking", "train_test_split_queries",
             "Fold", "LetorData", "load_letor", "load_letor_folds", "save_letor"]
 # --- metrics ---
-from .metrics import METRICS, mean_metric, metric_table, metric_values, parse_metric  # noqa: E402
+from .metrics import (CONVENTIONS, METRICS, convention_label, mean_metric, metric_table,  # noqa: E402
+                      metric_values, parse_metric)
 
-__all__ += ["METRICS", "mean_metric", "metric_table", "metric_values", "parse_metric"]
+__all__ += ["CONVENTIONS", "METRICS", "convention_label", "mean_metric", "metric_table", "metric_values",
+            "parse_metric"]
 # --- lambdas ---
 from .lambdas import LAMBDA_METRICS, LambdaPairs, lambda_gradients  # noqa: E402
 

@@ -439,13 +439,13 @@ def _parse(spec):
     return name, k
 
 
-def _mean_metric(name, k, scores, labels, ptr, max_label, threshold=0.0):
+def _mean_metric(name, k, scores, labels, ptr, max_label, threshold=0.0, convention=None):
     scores = np.asarray(scores, dtype=FLOAT)
     labels = np.asarray(labels, dtype=FLOAT)
     kw = {"max_label": max_label} if name == "err" else {}
     if name in ("map", "mrr"):
         kw["threshold"] = threshold
-    return float(np.mean(metric_values(scores, labels, ptr, name, k, **kw)))
+    return float(np.mean(metric_values(scores, labels, ptr, name, k, convention=convention, **kw)))
 
 
 class _EvalMetric:
@@ -458,7 +458,11 @@ class _EvalMetric:
     #: every metric of this package is a gain: early stopping must maximise it
     maximize = True
 
-    def __init__(self, spec, max_label=None, threshold=0.0):
+    def __init__(self, spec, max_label=None, threshold=0.0, convention=None):
+        from .metrics import resolve_convention
+
+        resolve_convention(convention)  # fail now, not in the middle of training
+        self.convention = convention
         self.metric, self.k = _parse(spec)
         self.name = self.metric if self.k is None else f"{self.metric}@{self.k}"
         self.max_label = max_label
@@ -466,7 +470,7 @@ class _EvalMetric:
 
     def _value(self, scores, labels, ptr):
         ml = self.max_label if self.max_label is not None else float(np.max(labels, initial=0.0))
-        return _mean_metric(self.metric, self.k, scores, labels, ptr, ml, self.threshold)
+        return _mean_metric(self.metric, self.k, scores, labels, ptr, ml, self.threshold, self.convention)
 
     def _no_groups(self, engine, how):
         return ValueError(f"{self.name}: the {engine} evaluation data has no query groups, so a ranking metric "
@@ -502,25 +506,26 @@ class _XGBoostEval(_EvalMetric):
         return self.name, self._value(predt, dmat.get_label(), ptr)
 
 
-def lightgbm_metric(spec, max_label=None, threshold=0.0):
+def lightgbm_metric(spec, max_label=None, threshold=0.0, convention=None):
     """A LightGBM eval callable for ``"ndcg@10"``, ``"err@5"``, ``"map@10"``, ``"mrr@10"``.
 
     Usable as ``lgb.train(..., feval=...)`` (``(preds, eval_data)``) and as
     ``LGBMRanker.fit(..., eval_metric=...)`` (4-argument form with group sizes). Returns
     ``(name, mean over queries, True)`` (higher is better). ERR's ``max_label`` defaults to the
-    data set's largest label; MAP/MRR count ``label > threshold`` as relevant.
+    data set's largest label; MAP/MRR count ``label > threshold`` as relevant. ``convention``:
+    as in :func:`lambda_objectives.metric_values` (``"lightgbm"`` by default, ``"trec"``...).
     """
-    return _LightGBMEval(spec, max_label, threshold)
+    return _LightGBMEval(spec, max_label, threshold, convention)
 
 
-def xgboost_metric(spec, max_label=None, threshold=0.0):
+def xgboost_metric(spec, max_label=None, threshold=0.0, convention=None):
     """An XGBoost ``custom_metric`` callable ``(predt, dmatrix) -> (name, value)``; higher is better.
 
     XGBoost's early stopping guesses the direction from the metric's name and maximises only
     names starting with ``ndcg`` or ``map``: it would *minimise* ``err@k`` and ``mrr@k``. Pass
     ``maximize=True`` to ``xgb.train``, or use :func:`xgboost_early_stopping`.
     """
-    return _XGBoostEval(spec, max_label, threshold)
+    return _XGBoostEval(spec, max_label, threshold, convention)
 
 
 def xgboost_early_stopping(rounds, metric, data_name=None, save_best=False):

@@ -26,12 +26,25 @@ from ._ranking import discount_table, document_gains
 from ._threads import numba_threads
 from ._validation import check_group_ptr, check_k, check_labels, check_query_weights, check_scores
 
-__all__ = ["metric_values", "mean_metric", "metric_table", "parse_metric", "METRICS"]
+__all__ = ["metric_values", "mean_metric", "metric_table", "parse_metric", "METRICS", "CONVENTIONS",
+           "convention_label"]
 
 #: Metric names accepted by :func:`metric_values` (``"map"`` is AP per query, ``"mrr"`` RR).
 METRICS = ("ndcg", "dcg", "err", "map", "mrr")
 _CODES = {"dcg": mk.DCG, "ndcg": mk.NDCG, "err": mk.ERR, "map": mk.AP, "mrr": mk.RR}
 _IDEAL_ZERO = {"one": 1.0, "zero": 0.0, "drop": np.nan}
+#: Named evaluation conventions: NDCG/DCG gain and the NDCG of a query with no relevant document
+#: (ideal DCG 0). docs/math.md has the table with each source. ERR, MAP and MRR are the same in all.
+CONVENTIONS = {
+    "lightgbm": {"gain": "exp", "ideal_zero": "one"},   # LightGBM's ndcg metric (and lambdarank)
+    "xgboost": {"gain": "exp", "ideal_zero": "one"},    # XGBoost's ndcg (``ndcg-`` would give 0)
+    "trec": {"gain": "linear", "ideal_zero": "zero"},   # trec_eval ndcg_cut / ir-measures nDCG@k
+}
+_LABELS = {
+    "lightgbm": "LightGBM convention: NDCG gain 2^rel−1, a query with no relevant document scores 1",
+    "xgboost": "XGBoost convention: NDCG gain 2^rel−1, a query with no relevant document scores 1",
+    "trec": "trec_eval convention: NDCG gain = rel (linear), a query with no relevant document scores 0",
+}
 _NAME = re.compile(r"^\s*([a-z]+)\s*(?:@\s*(\d+))?\s*$")
 
 
@@ -86,8 +99,40 @@ def metric_inputs(labels, metric, gain="exp", label_gain=None, max_label=None, t
     return (labels > threshold).astype(FLOAT)
 
 
-def metric_values(scores, labels, group_ptr, metric, k=None, *, gain="exp", label_gain=None,
-                  max_label=None, threshold=0.0, ideal_zero="one", n_threads=None):
+def resolve_convention(convention=None, gain=None, ideal_zero=None):
+    """``(gain, ideal_zero)`` from a named ``convention`` and/or explicit options.
+
+    ``convention=None`` with no options is ``"lightgbm"`` (the package's default). An explicit
+    ``gain`` / ``ideal_zero`` that contradicts a named convention raises ``ValueError``.
+    """
+    if convention is None:
+        base = CONVENTIONS["lightgbm"]
+    elif convention in CONVENTIONS:
+        base = CONVENTIONS[convention]
+        for name, v in (("gain", gain), ("ideal_zero", ideal_zero)):
+            if v is not None and v != base[name]:
+                raise ValueError(f"convention={convention!r} means {name}={base[name]!r}, but {name}={v!r} "
+                                 "was passed; drop one of them")
+    else:
+        raise ValueError(f"convention must be one of {tuple(CONVENTIONS)} or None, got {convention!r}")
+    return (base["gain"] if gain is None else gain), (base["ideal_zero"] if ideal_zero is None else ideal_zero)
+
+
+def convention_label(convention=None, gain=None, ideal_zero=None):
+    """A short human-readable statement of the metric convention, for table headers."""
+    if convention is not None and gain is None and ideal_zero is None:
+        resolve_convention(convention)
+        return _LABELS[convention]
+    g, z = resolve_convention(convention, gain, ideal_zero)
+    named = next((n for n, c in CONVENTIONS.items() if c == {"gain": g, "ideal_zero": z}), None)
+    if convention is None and named is not None:
+        return _LABELS[named]
+    scored = {"one": "scores 1", "zero": "scores 0", "drop": "is dropped"}.get(z, z)
+    return f"NDCG gain {'2^rel−1' if g == 'exp' else g}, a query with no relevant document {scored}"
+
+
+def metric_values(scores, labels, group_ptr, metric, k=None, *, convention=None, gain=None, label_gain=None,
+                  max_label=None, threshold=0.0, ideal_zero=None, n_threads=None):
     """One metric value per query.
 
     Parameters
@@ -102,6 +147,11 @@ def metric_values(scores, labels, group_ptr, metric, k=None, *, gain="exp", labe
         See the module docstring for the exact definitions and conventions.
     k : int or None
         Cutoff; ``None`` = whole list.
+    convention : {"lightgbm", "xgboost", "trec"} or None
+        A named evaluation convention (see :data:`CONVENTIONS` and docs/math.md): ``"lightgbm"`` /
+        ``"xgboost"``: exponential gain, a query with no relevant document scores 1; ``"trec"``:
+        trec_eval's linear gain, such a query scores 0. ``None``: ``"lightgbm"`` unless ``gain`` /
+        ``ideal_zero`` say otherwise; explicit options that contradict a named convention raise.
     gain, label_gain : gain of NDCG/DCG: ``"exp"`` (``2**l - 1``), ``"linear"`` or a table.
     max_label : float, optional
         ERR's normaliser, ``R = (2**l - 1) / 2**max_label``; default the largest label passed.
@@ -117,6 +167,7 @@ def metric_values(scores, labels, group_ptr, metric, k=None, *, gain="exp", labe
     ndarray of float64, shape (n_queries,)
     """
     metric, k = parse_metric(metric, k)
+    gain, ideal_zero = resolve_convention(convention, gain, ideal_zero)
     if ideal_zero not in _IDEAL_ZERO:
         raise ValueError(f"ideal_zero must be one of {tuple(_IDEAL_ZERO)}, got {ideal_zero!r}")
     s = check_scores(scores)

@@ -187,6 +187,7 @@ def test_agrees_with_trec_eval_on_mq2008(mq2008_scored, k):
         # trec_eval scores a query without relevant documents 0: our ideal_zero="zero".
         (irm.nDCG(gains={0: 0, 1: 1, 2: 3}) @ k, "ndcg", {"ideal_zero": "zero"}),  # exponential gains
         (irm.nDCG @ k, "ndcg", {"gain": "linear", "ideal_zero": "zero"}),           # its default, linear
+        (irm.nDCG @ k, "ndcg", {"convention": "trec"}),                              # the same, by name
         (irm.AP @ k, "map", {}),
         (irm.RR @ k, "mrr", {}),
     ]
@@ -224,3 +225,24 @@ def test_labels_whose_exponential_gain_overflows_raise():
             metric_values(s, y, ptr, m)
     # linear gain has no overflow; this ranking is ideal
     assert metric_values(s, y, ptr, "ndcg", gain="linear")[0] == pytest.approx(1.0, abs=1e-15)
+
+
+def test_named_conventions_resolve_and_conflicts_raise():
+    rng = np.random.default_rng(3)
+    ptr = np.array([0, 5, 9, 14])
+    y = np.r_[rng.integers(0, 3, 9), np.zeros(5)].astype(float)  # the last query has no relevant document
+    s = rng.normal(size=14)
+    trec = metric_values(s, y, ptr, "ndcg@3", convention="trec")
+    np.testing.assert_array_equal(trec, metric_values(s, y, ptr, "ndcg@3", gain="linear", ideal_zero="zero"))
+    assert trec[-1] == 0.0
+    lgbc = metric_values(s, y, ptr, "ndcg@3", convention="lightgbm")
+    np.testing.assert_array_equal(lgbc, metric_values(s, y, ptr, "ndcg@3"))
+    assert lgbc[-1] == 1.0
+    with pytest.raises(ValueError, match="convention='trec' means gain='linear'"):
+        metric_values(s, y, ptr, "ndcg", convention="trec", gain="exp")
+    with pytest.raises(ValueError, match="convention must be one of"):
+        metric_values(s, y, ptr, "ndcg", convention="ranx")
+    from lambda_objectives import convention_label
+
+    assert "scores 0" in convention_label("trec") and "2^rel" in convention_label()
+    assert "dropped" in convention_label(ideal_zero="drop")
