@@ -45,3 +45,13 @@ def progress(iterable, **kw):
     except ImportError:
         return iterable
     return tqdm(iterable, **kw)
+
+
+def log(message):
+    """One log line that does not break an active tqdm progress bar."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        print(message, flush=True)
+        return
+    tqdm.write(str(message))

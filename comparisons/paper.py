@@ -1,78 +1,186 @@
 """``python -m comparisons paper --data DIR``: SE vs OLE, after Xia, Zhai & Wang, "Analysis of
-Regression Tree Fitting Algorithms in Learning to Rank" (Tables 2/3, Figure 2).
+Regression Tree Fitting Algorithms in Learning to Rank" (arXiv 1909.05965, Tables 2/3, Figure 2).
 
-Grid (all on the reference trainer, identical gradients for both criteria): systems {McRank,
-LambdaMART (ΔNDCG)} × leaves {10, 20} × learning rate {0.06, 0.10, 0.12} × criterion {SE, OLE},
-breadth-first growth with a leaf limit, 1000 rounds for LambdaMART and 2500 for McRank, on every
-fold present. Each run reports test metrics at the iteration with the best validation NDCG@10
-(and the whole per-iteration test history for the figure). Results are averaged over folds.
+The paper's protocol, by default:
+
+* systems McRank (point-wise multi-class) and LambdaMART (ΔNDCG, full list) on the reference
+  trainer, identical gradients for every criterion; leaves {10, 20} × learning rate
+  {0.06, 0.10, 0.12}; breadth-first growth with a leaf limit; 1000 LambdaMART and 2500 McRank
+  rounds; every fold present;
+* criteria: SE and the paper's OLE. For McRank's derivative-additive loss OLE is the Newton
+  criterion ``G²/H`` (``criterion="ole"``). For LambdaMART's pairwise loss the paper's OLE uses the
+  exact second derivative with respect to each child's value, in which pairs inside one child
+  cancel (``criterion="ole_exact"``); the diagonal (Newton, LightGBM-style) criterion is shown as
+  a third variant, "OLE-diag";
+* test metrics at the predefined final iteration (not a validation-selected one;
+  ``--select validation`` is offered, and labelled, as an alternative) and the whole trajectory
+  (Figure 2); NDCG@1, NDCG@3, NDCG@10 and full-list ERR, ERR's grade scale fixed to the data
+  set's largest grade for training, validation and test; averaged over folds;
+* significance (ours, not the paper's): per cell, a 95 % paired confidence interval of
+  OLE − SE over the per-query test values pooled across folds (t interval); a cell is marked
+  only when OLE − SE > 0.1 point *and* the interval excludes 0.
 """
 
 import argparse
 import json
-import multiprocessing
-import platform
+import math
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
+from ._machine import log, machine_record
+from ._runner import run_grid
 from .runstore import RunStore
 
-MEASURES = ("ndcg@1", "ndcg@3", "ndcg@10", "err@10")
+MEASURES = ("ndcg@1", "ndcg@3", "ndcg@10", "err")
+EXTRA = ("err@10",)
 SYSTEMS = {"mcrank": "McRank", "lambdamart": "LambdaMART"}
-#: What the paper reports, as summarised in this project's issue (its per-cell table values are
-#: not reproduced here: we have not been able to consult them, and we do not invent numbers).
-PUBLISHED = {
-    "source": "Xia, Zhai & Wang, 'Analysis of Regression Tree Fitting Algorithms in Learning to Rank' "
-              "(Yahoo! LTR set 1 and MSLR-WEB10K), summary figures only",
-    "cells_ole_beats_se_by_0.1pt": {"McRank": "68/72", "LambdaMART": "56/72"},
+#: The paper's OLE per system, and every criterion a system can run.
+PAPER_OLE = {"mcrank": "ole", "lambdamart": "ole_exact"}
+SYSTEM_CRITERIA = {"mcrank": ("se", "ole"), "lambdamart": ("se", "ole_exact", "ole")}
+CRITERION_NAMES = {("mcrank", "se"): "SE", ("mcrank", "ole"): "OLE",
+                   ("lambdamart", "se"): "SE", ("lambdamart", "ole_exact"): "OLE",
+                   ("lambdamart", "ole"): "OLE-diag"}
+#: LETOR fold tables: (train partitions, validation, test), partitions S1..S5 numbered 0..4.
+FOLD_TABLE = {f"Fold{f + 1}": ([(f + i) % 5 for i in range(3)], (f + 3) % 5, (f + 4) % 5) for f in range(5)}
+
+# The paper's Tables 2 and 3 (test metrics ×100, "SE / OLE"), cell by cell, from
+# ../shared/notes/paper-tables.md. Rows: (system, leaves, lr) -> {measure: (SE, OLE)}.
+_M = MEASURES
+
+
+def _rows(text):
+    table = {}
+    for line in text.strip().splitlines():
+        system, leaves, lr, *cells = line.split()
+        pairs = [(float(cells[i]), float(cells[i + 1])) for i in range(0, 8, 2)]
+        table[(system, int(leaves), float(lr))] = dict(zip(_M, pairs))
+    return table
+
+
+PAPER_TABLES = {
+    "yahoo": ("Table 2: Yahoo LTR challenge 2010, three folds", _rows("""
+mcrank 10 0.06 71.32 71.76 71.47 72.22 77.97 78.52 45.44 45.71
+mcrank 10 0.10 71.38 71.73 71.82 72.37 78.25 78.67 45.52 45.77
+mcrank 10 0.12 71.67 71.87 71.96 72.52 78.33 78.77 45.59 45.79
+mcrank 20 0.06 71.52 71.90 71.80 72.60 78.26 78.84 45.54 45.83
+mcrank 20 0.10 71.65 72.03 72.14 72.77 78.50 79.00 45.64 45.88
+mcrank 20 0.12 71.80 72.10 72.23 72.79 78.58 78.99 45.66 45.89
+lambdamart 10 0.06 71.15 71.62 71.60 71.94 77.82 78.15 45.66 45.80
+lambdamart 10 0.10 71.29 71.81 71.76 72.11 77.96 78.29 45.72 45.90
+lambdamart 10 0.12 71.30 71.76 71.76 72.19 77.93 78.34 45.67 45.87
+lambdamart 20 0.06 71.51 71.75 72.02 72.25 78.13 78.40 45.77 45.92
+lambdamart 20 0.10 71.37 72.10 71.92 72.56 78.04 78.58 45.72 46.02
+lambdamart 20 0.12 71.44 71.76 71.91 72.39 78.06 78.57 45.71 45.96
+""")),
+    "mslr10k": ("Table 3: MSLR-WEB10K, five folds", _rows("""
+mcrank 10 0.06 47.43 47.14 46.14 46.46 48.60 49.17 35.90 36.13
+mcrank 10 0.10 47.49 47.69 46.41 46.79 49.00 49.47 36.13 36.32
+mcrank 10 0.12 47.42 47.67 46.50 46.78 49.02 49.51 36.13 36.30
+mcrank 20 0.06 47.69 47.94 46.44 47.06 49.07 49.67 36.09 36.45
+mcrank 20 0.10 47.52 48.04 46.76 47.24 49.36 49.80 36.26 36.54
+mcrank 20 0.12 47.87 47.89 46.86 47.12 49.51 49.68 36.34 36.45
+lambdamart 10 0.06 47.42 47.98 46.21 46.54 48.22 48.70 36.44 36.68
+lambdamart 10 0.10 47.79 47.64 46.55 46.57 48.57 48.85 36.54 36.71
+lambdamart 10 0.12 47.45 47.79 46.32 46.62 48.54 48.94 36.42 36.67
+lambdamart 20 0.06 48.01 48.19 46.52 46.87 48.78 49.13 36.74 36.88
+lambdamart 20 0.10 47.99 48.07 46.66 46.79 48.95 49.10 36.72 36.81
+lambdamart 20 0.12 47.63 47.67 46.69 46.51 49.02 49.03 36.70 36.61
+""")),
+}
+#: Figures stated in the paper's text (quoted, labelled as the text's, never recomputed).
+PAPER_TEXT = {
+    "cells_ole_beats_se_by_0.1pt (the text's count)": {"McRank": "68/72", "LambdaMART": "56/72"},
     "final_objective_loss_ole_vs_se": "0.32%-1% lower with OLE",
-    "ole_wall_time_overhead": "about 30% for pairwise objectives",
+    "ole_wall_time_overhead": "about 30% for the pairwise objective",
 }
 
 
-def _versions():
-    import numba
-    import numpy
+def paper_counts(names=("yahoo", "mslr10k")):
+    """Cells where OLE − SE > 0.1 point in the paper's own tables: ``{system: (wins, cells)}``."""
+    counts = {}
+    for name in names:
+        for (system, _, _), cells in PAPER_TABLES[name][1].items():
+            w, n = counts.get(SYSTEMS[system], (0, 0))
+            # two-decimal figures: compare in hundredths so 0.1 itself is not a win
+            w += sum(round(100 * (ole - se)) > 10 for se, ole in cells.values())
+            counts[SYSTEMS[system]] = (w, n + len(cells))
+    return counts
 
-    return {"python": platform.python_version(), "numpy": numpy.__version__, "numba": numba.__version__,
-            "machine": platform.platform()}
+
+# ---------------------------------------------------------------------------------------------
+# one run
+# ---------------------------------------------------------------------------------------------
+@lru_cache(maxsize=2)
+def _synthetic_partitions(n_queries, seed):
+    from lambda_objectives import make_mslr_like
+
+    data = make_mslr_like(n_queries, seed=seed)
+    parts = np.array_split(np.random.default_rng(seed).permutation(data.n_queries), 5)
+    return data, [np.sort(p) for p in parts]
 
 
-def _one_run(cfg, data_dir):
-    """Train one configuration on one fold; returns a JSON-serialisable result."""
+def load_fold(data, fold):
+    """``(train, vali, test)`` of ``fold`` from a LETOR folder or ``"synthetic:mslr:N:SEED"``."""
+    if str(data).startswith("synthetic:"):
+        _, _, n, seed = str(data).split(":")
+        full, parts = _synthetic_partitions(int(n), int(seed))
+        train, vali, test = FOLD_TABLE[fold]
+        return (full.subset(np.sort(np.concatenate([parts[p] for p in train]))), full.subset(parts[vali]),
+                full.subset(parts[test]))
     from lambda_objectives import load_letor_folds
-    from reference import MARTRanker
 
-    fold = load_letor_folds(data_dir, folds=[cfg["fold"]])[0]
-    tr, va, te = fold.train, fold.vali, fold.test
-    if cfg.get("max_queries"):
-        tr = _first_queries(tr, cfg["max_queries"])
-    objective = "mcrank" if cfg["system"] == "mcrank" else "lambda"
-    model = MARTRanker(objective=objective, metric="ndcg", k=cfg["k"], criterion=cfg["criterion"],
-                       growth=cfg["growth"], num_leaves=cfg["leaves"], learning_rate=cfg["learning_rate"],
-                       n_estimators=cfg["iterations"], random_state=cfg["seed"], n_threads=cfg["threads"])
-    t = time.perf_counter()
-    model.fit(tr.X, tr.y, group=tr.group, eval_set=[(va.X, va.y, va.group), (te.X, te.y, te.group)])
-    seconds = time.perf_counter() - t
-    vali, test = model.history_["valid_0"], model.history_["valid_1"]
-    best = int(np.argmax(vali["ndcg@10"]))
-    return {"best_iteration": best + 1, "seconds": seconds,
-            "test_at_best": {m: test[m][best] for m in MEASURES},
-            "test_last": {m: test[m][-1] for m in MEASURES},
-            "test_history": {m: test[m] for m in MEASURES},
-            "final_train_loss": model.history_["train"]["loss"][-1]}
+    f = load_letor_folds(data, folds=[fold])[0]
+    return f.train, f.vali, f.test
 
 
 def _first_queries(d, n):
+    return d.subset(np.arange(min(n, d.n_queries))) if hasattr(d, "subset") else _letor_head(d, n)
+
+
+def _letor_head(d, n):
     from lambda_objectives.io import LetorData
 
     n = min(n, d.n_queries)
     end = int(d.group_ptr[n])
     return LetorData(d.X[:end], d.y[:end], d.qid[:end], d.group_ptr[: n + 1])
+
+
+def one_run(cfg):
+    """Train one configuration on one fold; a JSON-serialisable result with per-query test values."""
+    from lambda_objectives import metric_values
+    from reference import MARTRanker
+
+    tr, va, te = load_fold(cfg["data"], cfg["fold"])
+    if cfg.get("max_queries"):
+        tr = _first_queries(tr, cfg["max_queries"])
+    # ERR's grade scale: the data set's largest grade, the same for train, validation and test
+    opts = {"max_label": float(max(tr.y.max(), va.y.max(), te.y.max())), "convention": cfg["convention"]}
+    objective = "mcrank" if cfg["system"] == "mcrank" else "lambda"
+    model = MARTRanker(objective=objective, metric="ndcg", k=cfg["k"], criterion=cfg["criterion"],
+                       growth=cfg["growth"], num_leaves=cfg["leaves"], learning_rate=cfg["learning_rate"],
+                       n_estimators=cfg["iterations"], random_state=cfg["seed"], n_threads=cfg["threads"])
+    measures = MEASURES + EXTRA
+    t = time.perf_counter()
+    model.fit(tr.X, tr.y, group=tr.group, eval_set=[(va.X, va.y, va.group), (te.X, te.y, te.group)],
+              history_metrics=measures, history_options=opts)
+    seconds = time.perf_counter() - t
+    vali, test = model.history_["valid_0"], model.history_["valid_1"]
+    best = int(np.argmax(vali["ndcg@10"])) + 1
+
+    def per_query(n_iter):
+        s = model.predict(te.X, n_iterations=n_iter)
+        return {m: metric_values(s, te.y, te.group_ptr, m, **opts).tolist() for m in measures}
+
+    return {"best_iteration": best, "seconds": seconds, "n_test_queries": int(te.n_queries),
+            "test_final": {m: test[m][-1] for m in measures},
+            "test_at_best": {m: test[m][best - 1] for m in measures},
+            "test_history": {m: test[m] for m in measures},
+            "per_query_final": per_query(None), "per_query_best": per_query(best),
+            "final_train_loss": model.history_["train"]["loss"][-1], "max_label": opts["max_label"]}
 
 
 def build_grid(args, folds):
@@ -83,68 +191,141 @@ def build_grid(args, folds):
             for leaves in args.leaves:
                 for lr in args.rates:
                     for crit in args.criteria:
+                        if crit not in SYSTEM_CRITERIA[system]:
+                            continue  # ole_exact is defined for the pairwise loss only
                         grid.append({"fold": fold, "system": system, "leaves": leaves, "learning_rate": lr,
-                                     "criterion": crit, "growth": args.growth, "iterations": iters, "k": 10,
+                                     "criterion": crit, "growth": args.growth, "iterations": iters, "k": args.k,
                                      "seed": args.seed, "threads": args.threads, "max_queries": args.max_queries,
-                                     "data": str(Path(args.data).resolve())})
+                                     "convention": args.convention, "data": args.data_key})
     return grid
 
 
-def aggregate(results):
-    """Average over folds: {(system, leaves, lr, criterion): {...}}."""
+# ---------------------------------------------------------------------------------------------
+# statistics and report
+# ---------------------------------------------------------------------------------------------
+def paired_ci(diffs, level=0.95):
+    """Mean and two-sided t confidence interval of paired per-query differences."""
+    from scipy import stats
+
+    d = np.asarray(diffs, dtype=float)
+    m = float(d.mean())
+    if d.size < 2:
+        return m, float("nan"), float("nan")
+    half = float(stats.t.ppf(0.5 + level / 2, d.size - 1) * d.std(ddof=1) / math.sqrt(d.size))
+    return m, m - half, m + half
+
+
+def mark(diff_points, lo_points, hi_points):
+    """``**`` when OLE leads by > 0.1 point and its CI excludes 0; ``vv`` for SE likewise."""
+    if diff_points > 0.1 and lo_points > 0:
+        return "**"
+    if diff_points < -0.1 and hi_points < 0:
+        return "vv"
+    return ""
+
+
+def aggregate(results, select):
+    """Per cell ``(system, leaves, lr, criterion)``: fold means, per-query values, history."""
+    key_final = "final" if select == "final" else "best"
     cells = {}
     for cfg, res in results:
-        key = (cfg["system"], cfg["leaves"], cfg["learning_rate"], cfg["criterion"])
-        cells.setdefault(key, []).append(res)
+        cells.setdefault((cfg["system"], cfg["leaves"], cfg["learning_rate"], cfg["criterion"]), []).append((cfg, res))
     out = {}
     for key, runs in cells.items():
-        n_it = min(len(r["test_history"]["ndcg@10"]) for r in runs)
+        runs.sort(key=lambda r: r[0]["fold"])
+        n_it = min(len(r["test_history"]["ndcg@10"]) for _, r in runs)
         out[key] = {
-            "metrics": {m: float(np.mean([r["test_at_best"][m] for r in runs])) for m in MEASURES},
-            "history": {m: np.mean([r["test_history"][m][:n_it] for r in runs], axis=0).tolist() for m in MEASURES},
-            "loss": float(np.mean([r["final_train_loss"] for r in runs])),
-            "seconds": float(np.mean([r["seconds"] for r in runs])),
-            "folds": len(runs),
+            "folds": [c["fold"] for c, _ in runs],
+            "metrics": {m: float(np.mean([r["test_" + ("final" if select == "final" else "at_best")][m] for _, r in runs]))
+                        for m in MEASURES + EXTRA},
+            "per_query": {m: np.concatenate([r["per_query_" + key_final][m] for _, r in runs]) for m in MEASURES + EXTRA},
+            "fold_history": {m: np.array([r["test_history"][m][:n_it] for _, r in runs]) for m in MEASURES},
+            "loss": float(np.mean([r["final_train_loss"] for _, r in runs])),
+            "seconds": float(np.mean([r["seconds"] for _, r in runs])),
+            "best_iterations": [r["best_iteration"] for _, r in runs],
         }
     return out
 
 
 def report(agg, args, out):
-    """Write the table (md, csv), Figure 2 (png) and the summary (json); return the summary."""
-    rows, csv = [], ["system,leaves,learning_rate," + ",".join(f"{m}_se,{m}_ole" for m in MEASURES)]
-    wins, cells, loss_diffs, overheads = {}, {}, [], []
+    """Write table.md / table.csv / figure2.png / summary.json; return the summary."""
+    from lambda_objectives import convention_label
+
+    protocol = (f"test metrics at the final iteration (the paper's protocol)" if args.select == "final" else
+                "test metrics at the iteration with the best validation NDCG@10 (NOT the paper's protocol)")
+    head_cols = " | ".join(f"{m.upper()} SE / OLE [/ OLE-diag]" for m in MEASURES + EXTRA)
+    rows = [f"| system | leaves | lr | {head_cols} |", "|---|---:|---:|" + "---|" * len(MEASURES + EXTRA)]
+    diff_rows = ["| system | leaves | lr | " + " | ".join(f"{m.upper()} OLE − SE [95% CI]" for m in MEASURES) + " |",
+                 "|---|---:|---:|" + "---|" * len(MEASURES)]
+    csv = ["system,leaves,learning_rate,criterion," + ",".join(MEASURES + EXTRA)]
+    counts, loss_diffs, overheads, diag_rows = {}, [], [], []
     for system in args.systems:
+        crits = [c for c in SYSTEM_CRITERIA[system] if c in args.criteria]
+        ole = PAPER_OLE[system]
         for leaves in args.leaves:
             for lr in args.rates:
-                se, ole = agg.get((system, leaves, lr, "se")), agg.get((system, leaves, lr, "ole"))
-                if se is None or ole is None:
+                got = {c: agg.get((system, leaves, lr, c)) for c in crits}
+                if got.get("se") is None:
                     continue
-                cols = []
-                for m in MEASURES:
-                    a, b = 100 * se["metrics"][m], 100 * ole["metrics"][m]
-                    mark = " **" if b - a > 0.1 else ""
-                    cols.append(f"{a:.2f} / {b:.2f}{mark}")
-                    wins[system] = wins.get(system, 0) + (b - a > 0.1)
-                    cells[system] = cells.get(system, 0) + 1
+                for c, v in got.items():
+                    if v is not None:
+                        csv.append(f"{system},{leaves},{lr},{CRITERION_NAMES[(system, c)]}," +
+                                   ",".join(f"{v['metrics'][m]:.6f}" for m in MEASURES + EXTRA))
+                cols, dcols = [], []
+                for m in MEASURES + EXTRA:
+                    vals = [f"{100 * got[c]['metrics'][m]:.2f}" if got[c] is not None else "–" for c in crits]
+                    cell = " / ".join(vals)
+                    if got.get(ole) is not None and m in MEASURES:
+                        d = 100 * (got[ole]["metrics"][m] - got["se"]["metrics"][m])
+                        _, lo, hi = paired_ci(100 * (got[ole]["per_query"][m] - got["se"]["per_query"][m]))
+                        flag = mark(d, lo, hi)
+                        cell += f" {flag}" if flag else ""
+                        dcols.append(f"{d:+.2f} [{lo:+.2f}, {hi:+.2f}]{' ' + flag if flag else ''}")
+                        c = counts.setdefault(SYSTEMS[system], {"cells": 0, "ole_by_0.1": 0, "ole_significant": 0,
+                                                                 "se_significant": 0})
+                        c["cells"] += 1
+                        c["ole_by_0.1"] += d > 0.1
+                        c["ole_significant"] += flag == "**"
+                        c["se_significant"] += flag == "vv"
+                    cols.append(cell)
                 rows.append(f"| {SYSTEMS[system]} | {leaves} | {lr:.2f} | " + " | ".join(cols) + " |")
-                csv.append(f"{system},{leaves},{lr}," + ",".join(
-                    f"{se['metrics'][m]:.6f},{ole['metrics'][m]:.6f}" for m in MEASURES))
-                if se["loss"] > 0:
-                    loss_diffs.append((se["loss"] - ole["loss"]) / se["loss"])
-                overheads.append(ole["seconds"] / se["seconds"] - 1)
-    head = ("| system | leaves | lr | " + " | ".join(f"{m.upper()} SE / OLE" for m in MEASURES) + " |\n"
-            "|---|---:|---:|" + "---|" * len(MEASURES) + "\n")
+                if dcols:
+                    diff_rows.append(f"| {SYSTEMS[system]} | {leaves} | {lr:.2f} | " + " | ".join(dcols) + " |")
+                if got.get(ole) is not None:
+                    if got["se"]["loss"] > 0:
+                        loss_diffs.append((got["se"]["loss"] - got[ole]["loss"]) / got["se"]["loss"])
+                    overheads.append((SYSTEMS[system], got[ole]["seconds"] / got["se"]["seconds"] - 1))
+                if system == "lambdamart" and got.get("ole") is not None and got.get("ole_exact") is not None:
+                    diag_rows.append(100 * (got["ole_exact"]["metrics"]["ndcg@10"] - got["ole"]["metrics"]["ndcg@10"]))
+    folds = sorted({f for v in agg.values() for f in v["folds"]})
+    conv = convention_label(args.convention)
+    n_queries = {s: int(next(v["per_query"]["ndcg@10"].size for k, v in agg.items() if k[0] == s))
+                 for s in args.systems if any(k[0] == s for k in agg)}
     summary = {
-        "data": str(args.data), "folds": args.folds_used, "criteria": args.criteria,
-        "cells_ole_beats_se_by_0.1pt": {SYSTEMS[s]: f"{wins.get(s, 0)}/{cells.get(s, 0)}" for s in cells},
+        "data": str(args.data_label), "folds": folds, "criteria": args.criteria, "protocol": protocol,
+        "convention": conv, "err": "full-list ERR (and ERR@10), R = (2^g − 1)/2^max_grade, max_grade of the data set",
+        "significance": "95% paired t interval of per-query OLE − SE pooled over folds; ** (OLE) / vv (SE) when "
+                        "|OLE − SE| > 0.1 point and the interval excludes 0",
+        "test_queries_pooled": n_queries,
+        "cells": {s: {k: f"{v}/{c['cells']}" if k != "cells" else v for k, v in c.items()} for s, c in counts.items()},
         "final_train_loss_ole_lower_by_pct_mean": 100 * float(np.mean(loss_diffs)) if loss_diffs else None,
-        "ole_wall_time_overhead_pct_mean": 100 * float(np.mean(overheads)) if overheads else None,
-        "published": PUBLISHED,
+        "ole_wall_time_overhead_pct_mean": {s: 100 * float(np.mean([o for n, o in overheads if n == s]))
+                                            for s in {n for n, _ in overheads}},
+        "lambdamart_ole_minus_ole_diag_ndcg10_points_mean": float(np.mean(diag_rows)) if diag_rows else None,
+        "paper_tables_counts_ole_by_0.1": {s: f"{w}/{n}" for s, (w, n) in paper_counts().items()},
+        "paper_mslr10k_counts_ole_by_0.1": {s: f"{w}/{n}" for s, (w, n) in paper_counts(("mslr10k",)).items()},
+        "paper_text": PAPER_TEXT,
     }
-    md = [f"# SE vs OLE on {args.data}", "",
-          f"Test metrics ×100 at the best validation NDCG@10 iteration, mean of {len(args.folds_used)} fold(s); "
-          "** marks OLE − SE > 0.1 point.", "", head + "\n".join(rows), "",
-          "## Summary", "", "```", json.dumps(summary, indent=2), "```", ""]
+    md = [f"# SE vs OLE on {args.data_label}", "",
+          f"{protocol}; mean of {len(folds)} fold(s) ({', '.join(folds)}); ×100. NDCG: {conv}. ERR: full list "
+          "(ERR@10 as an extra column), grade scale fixed to the data set's largest grade. LambdaMART: SE / OLE "
+          f"(the paper's, exact second derivatives) / OLE-diag (Newton, diagonal), ΔNDCG@{args.k} lambdas; "
+          "McRank: SE / OLE. "
+          "`**`: OLE − SE > 0.1 point and its 95% paired CI over pooled test queries excludes 0; `vv`: the same "
+          "for SE.", "", *rows, "", "## OLE − SE with 95% paired confidence intervals (points)", "", *diff_rows, ""]
+    if args.paper_table:
+        md += _beside(agg, args)
+    md += ["## Summary", "", "```", json.dumps(summary, indent=2), "```", ""]
     (out / "table.md").write_text("\n".join(md))
     (out / "table.csv").write_text("\n".join(csv) + "\n")
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
@@ -152,119 +333,192 @@ def report(agg, args, out):
     return summary
 
 
+def _beside(agg, args):
+    title, cells = PAPER_TABLES[args.paper_table]
+    md = [f"## Beside the paper's {title}", "",
+          "Ours and the paper's, ×100, \"SE / OLE\" (the paper's OLE; our OLE-diag is not in the paper).", "",
+          "| system | leaves | lr | " + " | ".join(f"{m.upper()} ours | {m.upper()} paper" for m in MEASURES) + " |",
+          "|---|---:|---:|" + "---|---|" * len(MEASURES)]
+    for (system, leaves, lr), paper in cells.items():
+        se, ole = agg.get((system, leaves, lr, "se")), agg.get((system, leaves, lr, PAPER_OLE[system]))
+        cols = []
+        for m in MEASURES:
+            ours = f"{100 * se['metrics'][m]:.2f} / {100 * ole['metrics'][m]:.2f}" if se and ole else "not run"
+            cols.append(f"{ours} | {paper[m][0]:.2f} / {paper[m][1]:.2f}")
+        md.append(f"| {SYSTEMS[system]} | {leaves} | {lr:.2f} | " + " | ".join(cols) + " |")
+    return md + [""]
+
+
 def _figure(agg, args, path):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from scipy import stats
 
     systems = [s for s in args.systems if any(k[0] == s for k in agg)]
-    fig, axes = plt.subplots(len(systems), len(MEASURES), figsize=(4 * len(MEASURES), 3 * len(systems)),
+    fig, axes = plt.subplots(len(systems), len(MEASURES), figsize=(4 * len(MEASURES), 3.2 * len(systems)),
                              squeeze=False)
     leaves = args.leaves[0]
     for r, system in enumerate(systems):
         for c, m in enumerate(MEASURES):
             ax = axes[r][c]
+            top = 1.0
             for lr in args.rates:
-                se, ole = agg.get((system, leaves, lr, "se")), agg.get((system, leaves, lr, "ole"))
+                se, ole = agg.get((system, leaves, lr, "se")), agg.get((system, leaves, lr, PAPER_OLE[system]))
                 if se is None or ole is None:
                     continue
-                n = min(len(se["history"][m]), len(ole["history"][m]))
-                diff = 100 * (np.array(ole["history"][m][:n]) - np.array(se["history"][m][:n]))
-                ax.plot(np.arange(1, n + 1), diff, label=f"lr {lr:.2f}")
-            ax.axhline(0, color="grey", lw=0.5)
+                n = min(se["fold_history"][m].shape[1], ole["fold_history"][m].shape[1])
+                d = 100 * (ole["fold_history"][m][:, :n] - se["fold_history"][m][:, :n])
+                x = np.arange(1, n + 1)
+                mean = d.mean(axis=0)
+                line, = ax.plot(x, mean, label=f"lr {lr:.2f}")
+                if d.shape[0] > 1:  # a band needs folds to vary over
+                    half = stats.t.ppf(0.975, d.shape[0] - 1) * d.std(axis=0, ddof=1) / math.sqrt(d.shape[0])
+                    ax.fill_between(x, mean - half, mean + half, color=line.get_color(), alpha=0.15, lw=0)
+                    top = max(top, float(np.nanmax(np.abs(mean) + half)))
+                else:
+                    top = max(top, float(np.nanmax(np.abs(mean))))
+            ax.axhline(0, color="grey", lw=0.6)
+            # symmetric, at least ±1 point: small differences are not blown up to fill the panel
+            ax.set_ylim(-1.05 * top, 1.05 * top)
             ax.set_title(f"{SYSTEMS[system]}, {leaves} leaves: {m.upper()}", fontsize=9)
             ax.set_xlabel("iteration")
-            ax.set_ylabel("OLE − SE (points)")
-            ax.legend(fontsize=7)
+            ax.set_ylabel("OLE − SE (points ×100)")
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(fontsize=7)
+    n_folds = len({f for v in agg.values() for f in v["folds"]})
+    fig.suptitle(f"Figure 2 after Xia, Zhai & Wang: OLE − SE on the test set over iterations, {args.data_label}"
+                 + (f"; bands: 95% t interval over {n_folds} folds" if n_folds > 1 else "; one fold, no band"),
+                 fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
-def parse_args(argv):
-    p = argparse.ArgumentParser(prog="python -m comparisons paper", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data", required=True, help="a LETOR-layout folder (Fold1..5 or LETOR 3.0 names)")
-    p.add_argument("--out", default="results/paper")
-    p.add_argument("--criteria", default="se,ole", help="comma list of se, ole, ole_exact")
-    p.add_argument("--systems", default="mcrank,lambdamart")
-    p.add_argument("--leaves", default="10,20")
-    p.add_argument("--rates", default="0.06,0.10,0.12")
+# ---------------------------------------------------------------------------------------------
+# command line
+# ---------------------------------------------------------------------------------------------
+def _csv(kind):
+    def parse(text):
+        try:
+            values = [kind(v) for v in text.split(",") if v.strip()]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a comma list of {kind.__name__}, got {text!r}") from None
+        if not values or any(v <= 0 for v in values if not isinstance(v, str)):
+            raise argparse.ArgumentTypeError(f"expected positive values, got {text!r}")
+        return values
+    return parse
+
+
+def _positive_int(text):
+    v = int(text)
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {v}")
+    return v
+
+
+def add_arguments(p):
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--data", help="a LETOR-layout folder (Fold1..5 or LETOR 3.0 names)")
+    src.add_argument("--synthetic", type=_positive_int, metavar="N_QUERIES",
+                     help="an MSLR-WEB10K-shaped synthetic set of N queries (make_mslr_like), split into five "
+                          "partitions with the LETOR fold table")
+    p.add_argument("--out", default="results/paper", help="output folder (the run store lives in OUT/runs)")
+    p.add_argument("--criteria", default="se,ole,ole_exact",
+                   help="comma list of se, ole, ole_exact; each system runs the ones defined for it "
+                        "(McRank: se, ole; LambdaMART: se, ole_exact = the paper's OLE, ole = OLE-diag)")
+    p.add_argument("--systems", default="mcrank,lambdamart", help="comma list of mcrank, lambdamart")
+    p.add_argument("--leaves", type=_csv(int), default=[10, 20], help="comma list")
+    p.add_argument("--rates", type=_csv(float), default=[0.06, 0.10, 0.12], help="comma list of learning rates")
     p.add_argument("--growth", default="breadth_first", choices=("breadth_first", "best_first", "depth_first"))
-    p.add_argument("--iterations", type=int, default=None, help="rounds for every system (overrides both below)")
-    p.add_argument("--lambdamart-iterations", type=int, default=1000)
-    p.add_argument("--mcrank-iterations", type=int, default=2500)
+    p.add_argument("--iterations", type=_positive_int, default=None, help="rounds for every system (overrides both below)")
+    p.add_argument("--lambdamart-iterations", type=_positive_int, default=1000)
+    p.add_argument("--mcrank-iterations", type=_positive_int, default=2500)
+    p.add_argument("--k", type=_positive_int, default=10,
+                   help="LambdaMART's ΔNDCG truncation (the paper does not state one)")
+    p.add_argument("--select", default="final", choices=("final", "validation"),
+                   help="final: test metrics at the last iteration (the paper's protocol); validation: at the best "
+                        "validation NDCG@10 iteration (not the paper's protocol)")
+    p.add_argument("--convention", default="lightgbm", choices=("lightgbm", "xgboost", "trec"),
+                   help="NDCG gain and the score of a query with no relevant document (see docs/math.md)")
+    p.add_argument("--paper-table", choices=tuple(PAPER_TABLES), default=None,
+                   help="print the paper's cells for this data set beside ours")
     p.add_argument("--folds", default=None, help="comma list, e.g. 1,2 (default: every fold present)")
-    p.add_argument("--jobs", type=int, default=1, help="processes")
-    p.add_argument("--threads", type=int, default=1, help="numba threads per run")
+    p.add_argument("--jobs", type=_positive_int, default=1, help="local processes")
+    p.add_argument("--scheduler", default=None, help="a Dask scheduler address (tcp://host:8786); the --out folder "
+                   "must be on a file system this process can write (results travel back from the workers)")
+    p.add_argument("--force", action="store_true", help="recompute cells already in the run store")
+    p.add_argument("--threads", type=_positive_int, default=1, help="numba threads per run")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--max-queries", type=int, default=None, help="use the first N training queries of each fold")
+    p.add_argument("--max-queries", type=_positive_int, default=None, help="use the first N training queries of each fold")
     p.add_argument("--quick", action="store_true",
-                   help="a smoke-sized grid: first fold, 10 leaves, lr 0.1, 40 rounds, 150 training queries")
-    a = p.parse_args(argv)
+                   help="a smoke-sized grid: first fold, the first --leaves value, lr 0.1 unless --rates is given, "
+                        "40 rounds unless --iterations is given, 150 training queries unless --max-queries is given")
+    return p
+
+
+def _finish_args(p, a, argv):
     a.criteria = [c.strip() for c in a.criteria.split(",") if c.strip()]
     bad = [c for c in a.criteria if c not in ("se", "ole", "ole_exact")]
-    if bad or "se" not in a.criteria or "ole" not in a.criteria:
-        p.error("--criteria must include se and ole (and may add ole_exact)")
+    if bad or "se" not in a.criteria or not ({"ole", "ole_exact"} & set(a.criteria)):
+        p.error("--criteria must include se and at least one of ole, ole_exact")
     a.systems = [s.strip() for s in a.systems.split(",") if s.strip()]
-    if any(s not in SYSTEMS for s in a.systems):
-        p.error(f"--systems takes {', '.join(SYSTEMS)}")
-    a.leaves = [int(v) for v in a.leaves.split(",")]
-    a.rates = [float(v) for v in a.rates.split(",")]
+    if not a.systems or any(s not in SYSTEMS for s in a.systems):
+        p.error(f"--systems takes a comma list of {', '.join(SYSTEMS)}")
+    given = set(argv or [])
     if a.quick:
-        a.leaves, a.rates = a.leaves[:1], [0.1]
+        a.leaves = a.leaves[:1]
+        if "--rates" not in given:
+            a.rates = [0.1]
         a.iterations = a.iterations or 40
         a.max_queries = a.max_queries or 150
+    if a.synthetic:
+        a.data_key = f"synthetic:mslr:{a.synthetic}:{a.seed}"
+        a.data_label = f"synthetic MSLR-shaped set, {a.synthetic} queries (seed {a.seed})"
+    else:
+        a.data_key = str(Path(a.data).resolve())
+        a.data_label = a.data
     return a
 
 
-def main(argv=None):
-    from lambda_objectives import load_letor_folds
+def parse_args(argv):
+    p = add_arguments(argparse.ArgumentParser(prog="python -m comparisons paper", description=__doc__,
+                                              formatter_class=argparse.RawDescriptionHelpFormatter))
+    return _finish_args(p, p.parse_args(argv), argv)
 
-    args = parse_args(argv)
-    try:
-        folds = load_letor_folds(args.data, folds=args.folds.split(",") if args.folds else None)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    names = [f.name for f in folds]
+
+def run(args):
+    if args.synthetic:
+        names = list(FOLD_TABLE)
+    else:
+        from lambda_objectives import load_letor_folds
+
+        try:
+            folds = load_letor_folds(args.data, folds=args.folds.split(",") if args.folds else None)
+        except (ValueError, FileNotFoundError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        names = [f.name for f in folds]
+    if args.synthetic and args.folds:
+        names = [n for n in names if n.removeprefix("Fold") in args.folds.split(",") or n in args.folds.split(",")]
     if args.quick:
         names = names[:1]
-    args.folds_used = names
     out = Path(args.out)
     store = RunStore(out / "runs", "paper")
     grid = build_grid(args, names)
-    results, todo = [], []
-    for cfg in grid:
-        res = store.load(cfg)
-        (results.append((cfg, res)) if res is not None else todo.append(cfg))
-    for p in store.redone:
-        print(f"corrupt or partial result {p}: redoing it", flush=True)
-    print(f"{len(grid)} runs: {len(results)} already done, {len(todo)} to run", flush=True)
-    from ._machine import machine_record, progress
-
-    meta = {**_versions(), "machine_record": machine_record()}
 
     def finished(cfg, res):
-        store.save(cfg, res, meta)
-        results.append((cfg, res))
-        print(f"done {cfg['fold']} {cfg['system']} leaves={cfg['leaves']} lr={cfg['learning_rate']} "
-              f"{cfg['criterion']}: NDCG@10 {res['test_at_best']['ndcg@10']:.4f} ({res['seconds']:.1f} s)",
-              flush=True)
+        log(f"done {cfg['fold']} {cfg['system']} leaves={cfg['leaves']} lr={cfg['learning_rate']} {cfg['criterion']}: "
+            f"final NDCG@10 {res['test_final']['ndcg@10']:.4f} ({res['seconds']:.1f} s)")
 
-    if args.jobs <= 1:
-        for cfg in progress(todo, desc="paper grid", disable=not todo):
-            finished(cfg, _one_run(cfg, args.data))
-    else:
-        # spawn, not fork: forking a process whose OpenMP runtime (LightGBM's, XGBoost's) is
-        # already running is unsafe and gets the child killed
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=args.jobs, mp_context=ctx) as pool:
-            futures = {pool.submit(_one_run, cfg, args.data): cfg for cfg in todo}
-            for fut in progress(as_completed(futures), total=len(futures), desc="paper grid", disable=not todo):
-                finished(futures[fut], fut.result())
-    summary = report(aggregate(results), args, out)
+    results = run_grid(grid, one_run, store, jobs=args.jobs, scheduler=args.scheduler, force=args.force,
+                       desc="paper grid", meta={"machine": machine_record()}, on_result=finished)
+    summary = report(aggregate(results, args.select), args, out)
     print((out / "table.md").read_text())
     print(f"written to {out}/table.md, table.csv, figure2.png, summary.json")
     return 0 if summary else 1
+
+
+def main(argv=None):
+    return run(parse_args(argv))

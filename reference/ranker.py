@@ -161,12 +161,15 @@ class MARTRanker:
 
     def fit(self, X, y, group=None, qid=None, *, group_ptr=None, eval_set=None, eval_group=None,
             init_score=None, eval_init_score=None, early_stopping_rounds=None, eval_metric="ndcg@10",
-            history_loss=True, verbose=False):
+            history_loss=True, history_metrics=HISTORY_METRICS, history_options=None, verbose=False):
         """Fit on ``X`` (dense or scipy sparse), ``y`` and the queries (``group`` sizes, ``qid`` or ``group_ptr``).
 
         ``eval_set``: list of ``(X, y, group)`` (or ``(X, y)`` with ``eval_group``); history
         (NDCG@1/3/10, ERR@10 — NaN when labels are not integer grades — and the loss) is recorded
-        on the training data and on each of them. ``init_score``: a base model's scores
+        on the training data and on each of them; ``history_metrics`` names other metrics to record
+        (``"err"`` for full-list ERR...) and ``history_options`` passes metric options to
+        :func:`lambda_objectives.metric_values` (e.g. ``{"max_label": 4, "convention": "trec"}``:
+        ERR's grade scale fixed for every set). ``init_score``: a base model's scores
         to start from (model adaptation, Burges §8; :meth:`predict` then returns the boosted
         correction, to add to the base model's scores); otherwise the loss's optimal constant. Early stopping
         watches ``eval_metric`` on the last eval set.
@@ -174,10 +177,11 @@ class MARTRanker:
         # every numba kernel of the fit (histograms, splits, gradients) runs on n_threads
         with numba_threads(self.n_threads):
             return self._fit(X, y, group, qid, group_ptr, eval_set, eval_group, init_score, eval_init_score,
-                             early_stopping_rounds, eval_metric, history_loss, verbose)
+                             early_stopping_rounds, eval_metric, history_loss, verbose,
+                             tuple(history_metrics), dict(history_options or {}))
 
     def _fit(self, X, y, group, qid, group_ptr, eval_set, eval_group, init_score, eval_init_score,
-             early_stopping_rounds, eval_metric, history_loss, verbose):
+             early_stopping_rounds, eval_metric, history_loss, verbose, history_metrics, history_options):
         from lambda_objectives import resolve_group_ptr
         from lambda_objectives._validation import check_labels
 
@@ -213,7 +217,12 @@ class MARTRanker:
         scores = [F] + [self._initial(s[1].shape[0], s[4]) for s in sets[1:]]
         rng = np.random.default_rng(self.random_state)
         self.trees_ = []
-        self.history_ = {name: {m: [] for m in HISTORY_METRICS + ("loss",)} for name, *_ in sets}
+        from lambda_objectives import parse_metric
+
+        for m in history_metrics:
+            parse_metric(m)  # an unknown name fails before training, not after the first tree
+        self._history_metrics, self._history_options = history_metrics, history_options
+        self.history_ = {name: {m: [] for m in history_metrics + ("loss",)} for name, *_ in sets}
         self.fit_seconds_ = []
         ncol = self.n_columns_
         g = np.empty(X.shape[0]) if ncol == 1 else np.empty((X.shape[0], ncol))
@@ -249,7 +258,7 @@ class MARTRanker:
             for (name, b, yy, pp, _), S in zip(sets, scores):
                 self._record(name, loss, S, yy, pp, history_loss)
             if early_stopping_rounds and len(sets) > 1:
-                value = self.history_[sets[-1][0]][eval_metric][-1] if eval_metric in HISTORY_METRICS else \
+                value = self.history_[sets[-1][0]][eval_metric][-1] if eval_metric in history_metrics else \
                     -self.history_[sets[-1][0]]["loss"][-1]
                 if value > best:
                     best, best_iter, waited = value, it + 1, 0
@@ -293,8 +302,9 @@ class MARTRanker:
         rank = loss.ranking_scores(S)
         hist = self.history_[name]
         graded = bool(np.all(y == np.floor(y)))  # NDCG/ERR gains need integer grades
-        for m in HISTORY_METRICS:
-            hist[m].append(float(np.mean(metric_values(rank, y, ptr, m, n_threads=self.n_threads)))
+        for m in self._history_metrics:
+            hist[m].append(float(np.mean(metric_values(rank, y, ptr, m, n_threads=self.n_threads,
+                                                       **self._history_options)))
                            if graded else float("nan"))
         hist["loss"].append(loss.loss(S, y, ptr) if with_loss else float("nan"))
 

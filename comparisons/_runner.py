@@ -1,0 +1,100 @@
+"""Run a grid of configurations once each: serially, in a spawn-context process pool, or on a
+Dask cluster, with the run store (:mod:`comparisons.runstore`) as the single source of truth.
+
+Every cell is computed at most once across a local run, a cluster run and a resumed run: a
+finished cell in the store is reused (and reported as reused), an unfinished one is *claimed*
+with a lock file before it is computed, so a second run into the same ``--out`` skips it and
+waits for the first run's result instead of computing it again. With a Dask scheduler the store
+must live on a file system that the workers and this process share (the worker writes nothing:
+results travel back to this process, which writes the store).
+"""
+
+import multiprocessing
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+
+from ._machine import log, progress
+
+
+def run_grid(configs, func, store, *, args=(), jobs=1, scheduler=None, force=False, desc="runs", meta=None,
+             on_result=None, poll_seconds=2.0):
+    """Results ``[(config, result)]`` for every config, computing only what the store lacks.
+
+    Parameters
+    ----------
+    configs : list of dict
+        JSON-serialisable configurations (the store key, with ``store``'s version key added).
+    func : callable
+        A module-level function ``func(config, *args) -> JSON-serialisable result``.
+    store : comparisons.runstore.RunStore
+    jobs : int
+        Local processes (spawn context: forking after OpenMP has started kills children).
+    scheduler : str, optional
+        A Dask scheduler address (``tcp://host:8786``) or a ``distributed.Client``.
+    force : bool
+        Recompute (and overwrite) stored cells.
+    on_result : callable, optional
+        Called as ``on_result(config, result)`` for each newly computed cell.
+    """
+    results, todo, reused = {}, [], 0
+    for i, cfg in enumerate(configs):
+        res = None if force else store.load(cfg)
+        if res is not None:
+            results[i] = res
+            reused += 1
+        else:
+            todo.append(i)
+    for p in store.redone:
+        log(f"corrupt or partial result {p}: redoing it")
+    mine, waiting = [], []
+    for i in todo:
+        (mine if store.claim(configs[i]) else waiting).append(i)
+    log(f"{desc}: {len(configs)} cells, {reused} reused from {store.folder}, {len(mine)} to compute"
+        + (f", {len(waiting)} being computed by another run (waiting for them)" if waiting else ""))
+
+    def finished(i, res):
+        store.save(configs[i], res, meta)
+        store.release(configs[i])
+        results[i] = res
+        if on_result is not None:
+            on_result(configs[i], res)
+
+    try:
+        if scheduler is not None:
+            _run_dask(configs, func, args, mine, scheduler, finished, desc)
+        elif jobs <= 1:
+            for i in progress(mine, desc=desc, disable=not mine):
+                finished(i, func(configs[i], *args))
+        else:
+            ctx = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+                futures = {pool.submit(func, configs[i], *args): i for i in mine}
+                for fut in progress(as_completed(futures), total=len(futures), desc=desc, disable=not mine):
+                    finished(futures[fut], fut.result())
+    finally:
+        for i in mine:
+            if i not in results:
+                store.release(configs[i])
+    for i in waiting:
+        while i not in results:
+            res = store.load(configs[i])
+            if res is not None:
+                results[i] = res
+            elif store.claim(configs[i]):  # the other run died: compute it here
+                finished(i, func(configs[i], *args))
+            else:
+                time.sleep(poll_seconds)
+    return [(configs[i], results[i]) for i in range(len(configs))]
+
+
+def _run_dask(configs, func, args, mine, scheduler, finished, desc):
+    from distributed import Client, as_completed as dask_completed
+
+    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+    try:
+        futures = {client.submit(func, configs[i], *args, pure=False): i for i in mine}
+        for fut in progress(dask_completed(list(futures)), total=len(futures), desc=desc, disable=not mine):
+            finished(futures[fut], fut.result())
+    finally:
+        if client is not scheduler:
+            client.close()
