@@ -6,6 +6,8 @@ import numbers
 import time
 
 import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError
 
 from lambda_objectives._threads import numba_threads
 
@@ -18,7 +20,7 @@ FORMAT_VERSION = 1
 HISTORY_METRICS = ("ndcg@1", "ndcg@3", "ndcg@10", "err@10")
 
 
-class MARTRanker:
+class MARTRanker(BaseEstimator):
     """Gradient-boosted regression trees (Friedman's MART) on the package's ranking gradients.
 
     A research instrument: every choice the SE-vs-OLE paper (Xia, Zhai & Wang) varies is a
@@ -45,13 +47,32 @@ class MARTRanker:
     threshold, balanced : the logistic loss's relevance threshold and class balancing
     kernel_options : dict, optional
         Extra keywords for ``lambda_gradients`` (``gain``, ``label_gain``, ``normalize``, ...).
+    score_metric : str
+        What :meth:`score` returns: the mean over queries of this metric (``"ndcg@10"``, ``"err@5"``...).
+    importance_type : {"split", "gain"}
+        What ``feature_importances_`` holds (LightGBM's ``importance_type``).
+
+    Attributes
+    ----------
+    trees_, n_features_in_, feature_names_in_ (DataFrame input), feature_importances_,
+    best_iteration_, best_score_ (``{set: {metric: value}}`` at the best iteration),
+    evals_result_ (``{set: {metric: [values per iteration]}}``, the same as ``history_``).
+
+    Notes
+    -----
+    A scikit-learn estimator: ``clone``, ``GridSearchCV`` and ``cross_val_score`` work with
+    ``GroupKFold``. Queries come from ``group``/``qid``/``group_ptr`` in :meth:`fit`, or from a ``qid``
+    column of a pandas DataFrame ``X`` (as ``xgboost.XGBRanker`` reads it; the column is not a
+    feature), which also lets :meth:`score` see the queries of a cross-validation split. Without
+    any, every row is one query.
     """
 
     def __init__(self, objective="lambda", metric="ndcg", k=None, sigma=1.0, criterion="ole", growth="best_first",
                  num_leaves=31, learning_rate=0.1, n_estimators=100, max_bin=255, min_data_in_leaf=20,
                  min_sum_hessian_in_leaf=1e-3, lambda_l2=0.0, max_depth=None, leaf_value="newton",
                  leaf_hessian="diagonal", subsample=1.0, colsample=1.0, random_state=0, n_threads=None,
-                 threshold=0.0, balanced=False, kernel_options=None):
+                 threshold=0.0, balanced=False, kernel_options=None, score_metric="ndcg@10",
+                 importance_type="split"):
         self.objective, self.metric, self.k, self.sigma = objective, metric, k, sigma
         self.criterion, self.growth, self.num_leaves = criterion, growth, num_leaves
         self.learning_rate, self.n_estimators, self.max_bin = learning_rate, n_estimators, max_bin
@@ -61,15 +82,9 @@ class MARTRanker:
         self.subsample, self.colsample, self.random_state = subsample, colsample, random_state
         self.n_threads, self.threshold, self.balanced = n_threads, threshold, balanced
         self.kernel_options = kernel_options
+        self.score_metric, self.importance_type = score_metric, importance_type
 
     # ------------------------------------------------------------------ parameters
-    def get_params(self):
-        keys = ("objective", "metric", "k", "sigma", "criterion", "growth", "num_leaves", "learning_rate",
-                "n_estimators", "max_bin", "min_data_in_leaf", "min_sum_hessian_in_leaf", "lambda_l2", "max_depth",
-                "leaf_value", "leaf_hessian", "subsample", "colsample", "random_state", "n_threads", "threshold",
-                "balanced", "kernel_options")
-        return {k: getattr(self, k) for k in keys}
-
     def _check_params(self):
         """Validate every hyper-parameter up front; each error names the parameter."""
         from lambda_objectives import LAMBDA_METRICS
@@ -98,6 +113,10 @@ class MARTRanker:
         choice("growth", GROWTH)
         choice("leaf_value", ("newton", "mean"))
         choice("leaf_hessian", ("diagonal", "exact"))
+        choice("importance_type", ("split", "gain"))
+        from lambda_objectives import parse_metric
+
+        parse_metric(self.score_metric)
         if self.objective == "lambda":
             choice("metric", LAMBDA_METRICS)
         if self.criterion == "ole_exact" and self.objective != "lambda":
@@ -186,10 +205,18 @@ class MARTRanker:
         from lambda_objectives._validation import check_labels
 
         self._check_params()
+        if y is None:
+            raise ValueError("MARTRanker requires y to be passed, but the target y is None")
+        X, qid = _features_and_qid(X, qid)
+        names = getattr(X, "columns", None)
         X = _as_matrix(X)
         y = check_labels(y, X.shape[0], name="y")
         ptr = resolve_group_ptr(X.shape[0], group=group, group_ptr=group_ptr, qid=qid)
-        self.n_features_ = X.shape[1]
+        self.n_features_ = self.n_features_in_ = X.shape[1]
+        if names is not None and all(isinstance(c, str) for c in names):
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
         self.bin_mapper_ = BinMapper(self.max_bin).fit(X)
         binned = self.bin_mapper_.transform(X)
         n_bins = self.bin_mapper_.n_bins_
@@ -197,12 +224,13 @@ class MARTRanker:
         self.n_columns_ = loss.n_columns
         sets = [("train", binned, y, ptr, None)]
         for i, es in enumerate(eval_set or []):
-            Xe, ye = _as_matrix(es[0]), es[1]
+            Xe, qe = _features_and_qid(es[0], None)
+            Xe, ye = _as_matrix(Xe), es[1]
             ge = es[2] if len(es) > 2 else (eval_group[i] if eval_group is not None else None)
             if Xe.shape[1] != self.n_features_:
                 raise ValueError(f"eval set {i} has {Xe.shape[1]} features, training data has {self.n_features_}")
             ye = check_labels(ye, Xe.shape[0], name=f"eval set {i} y")
-            pe = resolve_group_ptr(Xe.shape[0], group=ge)
+            pe = resolve_group_ptr(Xe.shape[0], group=ge, qid=qe)
             sets.append((f"valid_{i}", self.bin_mapper_.transform(Xe), ye, pe,
                          None if eval_init_score is None else eval_init_score[i]))
         F = loss.init_score(y, ptr).astype(np.float64)
@@ -270,6 +298,9 @@ class MARTRanker:
                 print(f"[{it + 1}] " + " ".join(f"{n}:{m}={v[m][-1]:.4f}" for n, v in self.history_.items()
                                                for m in ("ndcg@10",)))
         self.best_iteration_ = best_iter if early_stopping_rounds and len(sets) > 1 else len(self.trees_)
+        self.evals_result_ = self.history_
+        self.best_score_ = {name: {m: v[self.best_iteration_ - 1] for m, v in hist.items() if len(v) >= self.best_iteration_}
+                            for name, hist in self.history_.items()} if self.best_iteration_ else {}
         self._loss_obj = loss
         return self
 
@@ -312,9 +343,10 @@ class MARTRanker:
     def raw_predict(self, X, n_iterations=None):
         """Scores per column (``(n, n_classes)`` for McRank)."""
         self._check_fitted()
-        X = _as_matrix(X)
+        X = _as_matrix(_features_and_qid(X, None)[0])
         if X.shape[1] != self.n_features_:
-            raise ValueError(f"X has {X.shape[1]} features, the model was trained on {self.n_features_}")
+            raise ValueError(f"X has {X.shape[1]} features, but MARTRanker is expecting {self.n_features_} "
+                             "features as input (the number it was fitted on)")
         binned = self.bin_mapper_.transform(X)
         n_it = len(self.trees_) if n_iterations is None else int(n_iterations)
         out = self._initial(X.shape[0], None)
@@ -340,12 +372,37 @@ class MARTRanker:
             return McRank(self.n_columns_).ranking_scores(raw)
         return raw
 
+    def score(self, X, y, qid=None, group=None):
+        """Mean over queries of ``score_metric`` (default NDCG@10, LightGBM convention).
+
+        Queries: ``qid``/``group``, or the ``qid`` column of a DataFrame ``X``; else one query.
+        """
+        from lambda_objectives import mean_metric, resolve_group_ptr
+
+        X, qid = _features_and_qid(X, qid)
+        s = self.predict(X)
+        ptr = resolve_group_ptr(s.shape[0], group=group, qid=qid)
+        return mean_metric(s, y, ptr, self.score_metric)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.allow_nan = True  # NaN features go to the missing-value bin
+        tags.target_tags.required = True
+        return tags
+
     # ------------------------------------------------------------------ inspection, persistence
-    def feature_importances(self, kind="split"):
-        """Split counts or total gain per feature."""
+    @property
+    def feature_importances_(self):
+        """Per-feature importance of kind ``importance_type`` (split counts or total gain)."""
+        return self.feature_importance(self.importance_type)
+
+    def feature_importance(self, importance_type="split"):
+        """Split counts (``"split"``) or total split gain (``"gain"``) per feature, as LightGBM's Booster."""
         self._check_fitted()
+        kind = importance_type
         if kind not in ("split", "gain"):
-            raise ValueError(f"kind must be 'split' or 'gain', got {kind!r}")
+            raise ValueError(f"importance_type must be 'split' or 'gain', got {kind!r}")
         imp = np.zeros(self.n_features_)
         for rnd in self.trees_:
             for t in rnd:
@@ -399,7 +456,8 @@ class MARTRanker:
             raise ValueError(f"{path}: model format version {doc.get('version')} is not supported "
                              f"(this version reads {FORMAT_VERSION})")
         model = cls(**doc["params"])
-        model.n_features_, model.n_columns_ = doc["n_features"], doc["n_columns"]
+        model.n_features_ = model.n_features_in_ = doc["n_features"]
+        model.n_columns_ = doc["n_columns"]
         model.base_score_ = doc["base_score"]
         model.bin_mapper_ = BinMapper.from_dict(doc["bins"])
         model.trees_ = []
@@ -415,7 +473,7 @@ class MARTRanker:
 
     def _check_fitted(self):
         if not hasattr(self, "trees_"):
-            raise ValueError("this MARTRanker is not fitted yet")
+            raise NotFittedError("this MARTRanker is not fitted yet; call fit first")
 
 
 def _add_round(trees, binned, S):
@@ -429,12 +487,18 @@ def _add_round(trees, binned, S):
             S[:, c] += col
 
 
-def _as_matrix(X):
-    import scipy.sparse as sp
+def _features_and_qid(X, qid):
+    """Split a ``qid`` column off a DataFrame ``X`` (it is never a feature); ``qid`` may not be given twice."""
+    columns = getattr(X, "columns", None)
+    if columns is not None and "qid" in columns:
+        if qid is not None:
+            raise ValueError("X has a 'qid' column and qid= was passed too; give the queries once")
+        return X.drop(columns="qid"), X["qid"].to_numpy()
+    return X, qid
 
-    if sp.issparse(X):
-        return X
-    X = np.asarray(X)
-    if X.ndim != 2:
-        raise ValueError(f"X must be 2-D, got shape {X.shape}")
-    return X
+
+def _as_matrix(X):
+    """X as a numeric 2-D array or CSR matrix: NaN allowed (the missing-value bin), inf rejected."""
+    from sklearn.utils.validation import check_array
+
+    return check_array(X, accept_sparse="csr", dtype="numeric", ensure_all_finite="allow-nan")

@@ -206,8 +206,8 @@ def test_save_load_bitwise_and_inspection(tmp_path, small):
     m.save(tmp_path / "m.json")
     back = MARTRanker.load(tmp_path / "m.json")
     np.testing.assert_array_equal(back.predict(small.X), m.predict(small.X))
-    assert "leaf value=" in m.dump_text() and m.feature_importances("split").sum() > 0
-    assert m.feature_importances("gain").shape == (small.X.shape[1],)
+    assert "leaf value=" in m.dump_text() and m.feature_importance("split").sum() > 0
+    assert m.feature_importance("gain").shape == (small.X.shape[1],)
     text = (tmp_path / "m.json").read_text().replace('"version": 1', '"version": 99')
     (tmp_path / "old.json").write_text(text)
     with pytest.raises(ValueError, match="version 99"):
