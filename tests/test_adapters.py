@@ -349,3 +349,70 @@ def test_xgboost_early_stopping_maximises_err(yahoo):
     r.fit(X, y, group=np.diff(ptr), eval_set=[(Xt, yt)], eval_group=[np.diff(ptrt)])
     hist = r.evals_result_["validation_0"]["err@10"]
     assert r.booster_.best_iteration == int(np.argmax(hist))
+
+
+# --- XGBLambdaRanker as a scikit-learn estimator ---------------------------------------------
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+_PER_QUERY = "XGBoost ranking weights are per query, the check passes one weight per row"
+#: checks a ranker cannot pass, and why
+XGB_RANKER_EXPECTED_FAILURES = {
+    "check_no_attributes_set_in_init": "XGBoost parameters arrive as **xgb_params (like xgb.XGBRanker's "
+                                       "**kwargs); each is stored as its own attribute so get_params/clone see it",
+    "check_dtype_object": "relevance labels are numeric grades: a string y raises 'y must be numeric', "
+                          "not a classifier's 'Unknown label type'",
+    **{name: _PER_QUERY for name in (
+        "check_sample_weights_pandas_series", "check_sample_weights_not_an_array", "check_sample_weights_list",
+        "check_all_zero_sample_weights_error", "check_sample_weights_shape", "check_sample_weights_not_overwritten",
+        "check_sample_weight_equivalence_on_dense_data", "check_sample_weight_equivalence_on_sparse_data")},
+}
+
+
+@pytest.mark.filterwarnings("ignore::lambda_objectives.HessianWarning")
+@parametrize_with_checks([XGBLambdaRanker(n_estimators=3, max_depth=2, nthread=1)],
+                         expected_failed_checks=lambda est: XGB_RANKER_EXPECTED_FAILURES)
+def test_xgb_ranker_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+def _ranking_frame(seed=0, n_q=60):
+    import pandas as pd
+
+    from lambda_objectives import make_ranking
+
+    d = make_ranking(n_q, docs_per_query=(5, 20), n_features=5, seed=seed)
+    df = pd.DataFrame(d.X, columns=[f"f{i}" for i in range(5)])
+    df.insert(0, "qid", d.qid)
+    return d, df
+
+
+def test_xgb_ranker_params_clone_and_fitted_attributes():
+    from sklearn.base import clone
+
+    d, df = _ranking_frame()
+    r = XGBLambdaRanker("err", n_estimators=8, max_depth=3, nthread=1, eta=0.3)
+    c = clone(r)
+    assert c.get_params() == r.get_params() and c.get_params()["max_depth"] == 3
+    assert "max_depth=3" in repr(r)
+    r.set_params(max_depth=2, n_estimators=6, early_stopping_rounds=3)
+    assert r.get_params()["max_depth"] == 2 and r.n_estimators == 6
+    r.fit(df, d.y, eval_set=[(df, d.y)])
+    assert r.n_features_in_ == 5 and list(r.feature_names_in_) == [f"f{i}" for i in range(5)]
+    assert r.feature_importances_.shape == (5,) and r.feature_importances_.sum() == pytest.approx(1.0)
+    hist = r.evals_result_["validation_0"]["err@10"]
+    assert r.best_score_["validation_0"]["err@10"] == hist[r.best_iteration_ - 1] == max(hist)
+    np.testing.assert_array_equal(r.predict(df), r.predict(d.X))  # the qid column is not a feature
+    assert r.score(df, d.y) == pytest.approx(r.score(d.X, d.y, qid=d.qid))
+    with pytest.raises(ValueError, match="per query"):
+        XGBLambdaRanker(n_estimators=2).fit(d.X, d.y, qid=d.qid, sample_weight=np.ones(len(d.y)))
+
+
+def test_xgb_ranker_grid_search_with_group_k_fold():
+    from sklearn.model_selection import GridSearchCV, GroupKFold
+
+    d, df = _ranking_frame(1)
+    search = GridSearchCV(XGBLambdaRanker(n_estimators=5, nthread=1),
+                          {"max_depth": [2, 4], "eta": [0.1, 0.3]}, cv=GroupKFold(3))
+    search.fit(df, d.y, groups=d.qid)
+    assert set(search.best_params_) == {"max_depth", "eta"} and 0 < search.best_score_ <= 1
+    assert len(search.cv_results_["mean_test_score"]) == 4
