@@ -4,7 +4,10 @@ import numpy as np
 from numba import njit
 
 # status codes returned with the 1-based line number and the byte span of the bad token
-OK, BAD_LABEL, BAD_TOKEN, BAD_INDEX, BAD_VALUE, NULL_VALUE, BAD_QID, UNSORTED, MIXED_QID, MORE_SLOW = range(10)
+OK, BAD_LABEL, BAD_TOKEN, BAD_INDEX, BAD_VALUE, NULL_VALUE, BAD_QID, UNSORTED, MIXED_QID, MORE_SLOW, QID_RANGE = range(11)
+
+#: the largest qid that fits int64: a larger one would wrap around and merge with a small qid
+_QID_MAX = 9223372036854775807
 
 _POW10 = np.array([10.0 ** i for i in range(23)])
 
@@ -193,7 +196,10 @@ def parse_letor(buf, null_as_nan, labels, qids, has_qid, line_no, comment_span,
                 while j < i:
                     if not (48 <= buf[j] <= 57):
                         return BAD_QID, line, a, i, row, nf, n_slow
-                    qv = qv * 10 + (buf[j] - 48)
+                    d = buf[j] - 48
+                    if qv > (_QID_MAX - d) // 10:
+                        return QID_RANGE, line, a, i, row, nf, n_slow
+                    qv = qv * 10 + d
                     j += 1
                 qids[row] = -qv if qneg else qv
                 this_qid = 1

@@ -6,6 +6,8 @@ Format: one document per line, ``label qid:N idx:val idx:val ... # comment``; fe
 """
 
 import gzip
+import warnings
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,7 +29,12 @@ _MESSAGES = {
     lp.BAD_QID: "qid must be an integer",
     lp.UNSORTED: "feature indices must be increasing within a line (duplicate or out of order)",
     lp.MIXED_QID: "some lines have qid: and others do not",
+    lp.QID_RANGE: "qid does not fit a 64-bit signed integer (|qid| < 2**63)",
 }
+#: a dense X larger than this many bytes, and this many times the stored values, is refused:
+#: a corrupt huge feature index must not ask for gigabytes silently
+_DENSE_LIMIT_BYTES = 2 ** 30
+_DENSE_LIMIT_RATIO = 1000
 
 
 @dataclass
@@ -85,10 +92,13 @@ class Fold:
 def _read_bytes(path):
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"{path}: no such file")
+        raise FileNotFoundError(f"{path}: no such file")
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as f:
-        return f.read()
+    try:
+        with opener(path, "rb") as f:
+            return f.read()
+    except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
+        raise ValueError(f"{path}: cannot be read as {'gzip' if path.suffix == '.gz' else 'a file'}: {exc}") from None
 
 
 def _group_file(path, group_file):
@@ -118,7 +128,13 @@ def load_letor(path, *, dtype=X_FLOAT, sparse=False, n_features=None, null_as_na
     n_features : int, optional
         Width of ``X`` (so train/vali/test agree); default the largest index in the file.
     null_as_nan : bool
-        Read the literal ``NULL`` (LETOR's missing value) as NaN; otherwise it is an error.
+        Read the literal ``NULL`` (LETOR's missing value) and ``nan`` as NaN; otherwise both are
+        errors. ``inf`` is always an error.
+
+    Warns
+    -----
+    RuntimeWarning
+        When the last line has no final newline (a truncated file would otherwise pass silently).
     keep_comments : bool
         Keep each row's text after ``#`` (doc ids) in ``comments``.
     group_file : path, optional
@@ -130,9 +146,13 @@ def load_letor(path, *, dtype=X_FLOAT, sparse=False, n_features=None, null_as_na
 
     Raises
     ------
+    FileNotFoundError
+        The file (or its group file) does not exist.
     ValueError
         Naming the file, the 1-based line and the token, for: a malformed token, a non-numeric
-        label or value, ``NULL`` without ``null_as_nan``, a feature index < 1 or not increasing, a
+        label or value, ``NULL`` / ``nan`` without ``null_as_nan``, an infinite value, a qid beyond
+        int64, a feature index so large that the dense ``X`` would exceed 1 GiB and 1000× the stored
+        values (use ``sparse=True``), a damaged gzip stream, a feature index < 1 or not increasing, a
         feature index beyond ``n_features``, a qid that reappears after another qid, lines with and
         without ``qid:`` mixed, a missing or inconsistent group file.
     """
@@ -172,9 +192,16 @@ def load_letor(path, *, dtype=X_FLOAT, sparse=False, n_features=None, null_as_na
         if kind == 0:
             labels[index] = value
         else:
+            if not np.isfinite(value) and not (null_as_nan and np.isnan(value)):
+                raise ValueError(f"{path}, line {line_no[feat_row[index]]}: feature value is not finite: {text!r}"
+                                 + ("" if np.isinf(value) else " (pass null_as_nan=True to read it as missing)"))
             feat_val[index] = value
     if n_rows == 0:
         raise ValueError(f"{path}: no data lines")
+    if raw and raw[-1:] != b"\n":
+        # a file cut mid-line parses its partial last token as a valid number: say so
+        warnings.warn(f"{path}, line {int(line_no[n_rows - 1])}: the last line has no newline at its end; if the "
+                      "file was truncated, that row may be incomplete", RuntimeWarning, stacklevel=2)
     labels, line_no = labels[:n_rows], line_no[:n_rows]
     bad = ~np.isfinite(labels)
     if bad.any():
@@ -216,6 +243,13 @@ def load_letor(path, *, dtype=X_FLOAT, sparse=False, n_features=None, null_as_na
     if sparse:
         X = sp.csr_matrix((vals.astype(dtype), (rows, cols)), shape=(n_rows, width))
     else:
+        need = n_rows * width * dtype.itemsize
+        if need > _DENSE_LIMIT_BYTES and need > _DENSE_LIMIT_RATIO * max(nf, 1) * dtype.itemsize:
+            e = int(np.argmax(cols))
+            raise ValueError(
+                f"{path}, line {line_no[rows[e]]}: feature index {cols[e] + 1} would make a dense X of "
+                f"{need / 2 ** 30:.1f} GiB for {nf} stored values; if the index is right, pass sparse=True "
+                "(or n_features=), otherwise the line is corrupt")
         X = np.zeros((n_rows, width), dtype=dtype)
         X[rows, cols] = vals
     comments = None
