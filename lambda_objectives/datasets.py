@@ -6,6 +6,9 @@ or documents, only their statistical shape. Real data is read with :func:`lambda
 
 from dataclasses import dataclass
 
+import math
+import numbers
+
 import numpy as np
 
 from ._config import FLOAT, PTR, X_FLOAT
@@ -82,7 +85,7 @@ def make_ranking(n_queries=200, docs_per_query=(5, 120), n_features=20, seed=0, 
     n_features : int
     seed : int
     n_informative : int, optional
-        Features that carry signal (default ``max(2, n_features // 3)``).
+        Features that carry signal (default ``max(2, n_features // 3)``, at most ``n_features``).
     max_label : int
         Grades are ``0..max_label``; ``label_shares`` must have ``max_label + 1`` entries.
     label_shares : sequence of float
@@ -96,12 +99,19 @@ def make_ranking(n_queries=200, docs_per_query=(5, 120), n_features=20, seed=0, 
     RankingData
         ``X`` (n, n_features), ``y`` float64 integer grades, ``qid`` int64, ``group_ptr`` int64.
     """
-    if n_queries < 1 or n_features < 1:
-        raise ValueError("n_queries and n_features must be >= 1")
+    for name, v in (("n_queries", n_queries), ("n_features", n_features), ("max_label", max_label)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+    if isinstance(noise, bool) or not isinstance(noise, numbers.Real) or not math.isfinite(noise) or noise < 0:
+        raise ValueError(f"noise must be a finite number >= 0, got {noise!r}")
+    dtype = np.dtype(dtype)
+    if dtype not in (np.float32, np.float64):
+        # an integer dtype would truncate the Gaussian features to a handful of values
+        raise ValueError(f"dtype must be float32 or float64, got {dtype}")
     shares = np.asarray(label_shares, dtype=FLOAT)
     if shares.shape[0] != max_label + 1 or np.any(shares < 0) or shares.sum() <= 0:
         raise ValueError(f"label_shares needs {max_label + 1} non-negative entries (grades 0..{max_label})")
-    n_inf = max(2, n_features // 3) if n_informative is None else int(n_informative)
+    n_inf = min(n_features, max(2, n_features // 3)) if n_informative is None else int(n_informative)
     if not 1 <= n_inf <= n_features:
         raise ValueError(f"n_informative must be in 1..n_features, got {n_inf}")
     rng = np.random.default_rng(seed)

@@ -42,3 +42,19 @@ def test_fixed_lengths_mslr_preset_and_bad_arguments():
         make_ranking(5, docs_per_query=(10, 2))
     with pytest.raises(ValueError, match="test_size"):
         train_test_split_queries(d, 1.5)
+
+
+def test_make_ranking_small_and_bad_arguments():
+    import numpy as np
+    import pytest
+
+    from lambda_objectives import make_ranking
+
+    d = make_ranking(30, n_features=1, seed=2)  # raised "n_informative must be in 1..n_features" on 0.1
+    assert d.X.shape[1] == 1 and len(np.unique(d.y)) > 1
+    for kw, name in (({"noise": float("nan")}, "noise"), ({"noise": -1.0}, "noise"),   # NaN gave all-top labels
+                     ({"dtype": np.int32}, "dtype"), ({"dtype": np.float16}, "dtype"),  # int truncated features
+                     ({"n_features": 2.5}, "n_features"), ({"n_queries": 0}, "n_queries"),
+                     ({"max_label": True}, "max_label")):
+        with pytest.raises(ValueError, match=name):
+            make_ranking(**{"n_queries": 10, **kw})
