@@ -1,5 +1,12 @@
-"""``python -m comparisons <command>``: the project's experiments and benchmarks."""
+"""``python -m comparisons <command>``: the project's experiments and benchmarks.
 
+One argparse parser with a subcommand per module. A command module exposes
+``add_arguments(parser)`` and ``run(args) -> int``, and may expose
+``check_args(parser, args, argv)`` for checks across options (it calls ``parser.error``).
+"""
+
+import argparse
+import importlib
 import sys
 
 COMMANDS = {
@@ -12,14 +19,38 @@ COMMANDS = {
 }
 
 
+def build_parser():
+    """The parser of every command (modules are imported lazily, only the one that runs)."""
+    parser = argparse.ArgumentParser(prog="python -m comparisons", description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", metavar="command", required=True,
+                                help=", ".join(COMMANDS))
+    for name, (module, doc) in COMMANDS.items():
+        sub.add_parser(name, help=doc, description=doc, add_help=False)
+    return parser, sub
+
+
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
-        lines = [f"  {name:8s} {doc}" for name, (_, doc) in COMMANDS.items()]
-        print("usage: python -m comparisons <command> [options]\n\ncommands:\n" + "\n".join(lines))
-        return 0 if argv and argv[0] in ("-h", "--help") else 2
-    module = __import__(COMMANDS[argv[0]][0], fromlist=["main"])
-    return module.main(argv[1:]) or 0
+    parser, sub = build_parser()
+    try:
+        if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
+            parser.parse_args(argv)  # prints help, or the usage and "invalid choice" / "required", and exits
+        name = argv[0]
+        module = importlib.import_module(COMMANDS[name][0])
+        p = argparse.ArgumentParser(prog=f"python -m comparisons {name}", description=module.__doc__,
+                                    formatter_class=_Formatter)
+        module.add_arguments(p)
+        args = p.parse_args(argv[1:])
+        if hasattr(module, "check_args"):
+            args = module.check_args(p, args, argv[1:]) or args
+    except SystemExit as exc:  # argparse's errors and --help: an exit code, not an exception
+        return exc.code if isinstance(exc.code, int) else 2
+    return module.run(args) or 0
+
+
+class _Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Defaults shown beside every option; module docstrings kept as written."""
 
 
 if __name__ == "__main__":

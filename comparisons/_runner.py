@@ -10,14 +10,27 @@ results travel back to this process, which writes the store).
 """
 
 import multiprocessing
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from ._machine import log, progress
 
 
+def run_isolated(func, *args, **kwargs):
+    """``func(*args, **kwargs)`` in a fresh spawn-context process; its result (or its exception).
+
+    For anything that loads an engine: LightGBM and XGBoost loaded in one process slow each
+    other down (their OpenMP runtimes interfere), and forking after OpenMP started is unsafe.
+    ``func`` must be a module-level function; an exception in the child is raised here with the
+    child's traceback attached.
+    """
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(func, *args, **kwargs).result()
+
+
 def run_grid(configs, func, store, *, args=(), jobs=1, scheduler=None, force=False, desc="runs", meta=None,
-             on_result=None, poll_seconds=2.0):
+             on_result=None, poll_seconds=2.0, isolate=False):
     """Results ``[(config, result)]`` for every config, computing only what the store lacks.
 
     Parameters
@@ -35,6 +48,9 @@ def run_grid(configs, func, store, *, args=(), jobs=1, scheduler=None, force=Fal
         Recompute (and overwrite) stored cells.
     on_result : callable, optional
         Called as ``on_result(config, result)`` for each newly computed cell.
+    isolate : bool
+        Every cell in a fresh process (:func:`run_isolated`; with ``jobs > 1`` a pool whose workers
+        each run one task, Python >= 3.11), e.g. when cells load different engines.
     """
     results, todo, reused = {}, [], 0
     for i, cfg in enumerate(configs):
@@ -62,12 +78,14 @@ def run_grid(configs, func, store, *, args=(), jobs=1, scheduler=None, force=Fal
     try:
         if scheduler is not None:
             _run_dask(configs, func, args, mine, scheduler, finished, desc)
-        elif jobs <= 1:
+        elif jobs <= 1 or (isolate and sys.version_info < (3, 11)):
+            call = run_isolated if isolate else (lambda f, *a: f(*a))
             for i in progress(mine, desc=desc, disable=not mine):
-                finished(i, func(configs[i], *args))
+                finished(i, call(func, configs[i], *args))
         else:
             ctx = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            once = {"max_tasks_per_child": 1} if isolate else {}
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, **once) as pool:
                 futures = {pool.submit(func, configs[i], *args): i for i in mine}
                 for fut in progress(as_completed(futures), total=len(futures), desc=desc, disable=not mine):
                     finished(futures[fut], fut.result())

@@ -85,17 +85,15 @@ def run(quick: bool = False) -> dict:
     runtimes; loaded together, the first one's spinning threads slowed LightGBM's native
     lambdarank about 60x here), native and ours in that same process, native first.
     """
-    import multiprocessing as mp
-
     import numba
+
+    from ._runner import run_isolated
 
     all_threads = numba.config.NUMBA_NUM_THREADS
     runs = []
-    ctx = mp.get_context("spawn")
-    with ctx.Pool(1, maxtasksperchild=1) as pool:
-        for nt in sorted({min(2, all_threads), all_threads}):
-            for engine in ("lightgbm", "xgboost"):
-                runs.append(pool.apply(_engine_pair, (engine, quick, nt)))
+    for nt in sorted({min(2, all_threads), all_threads}):
+        for engine in ("lightgbm", "xgboost"):
+            runs.append(run_isolated(_engine_pair, engine, quick, nt))
     first = runs[0]
     return {"rows": first["rows"], "features": 136, "queries": first["queries"], "rounds": first["rounds"],
             "runs": runs,

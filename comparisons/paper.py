@@ -21,7 +21,6 @@ The paper's protocol, by default:
   only when OLE − SE > 0.1 point *and* the interval excludes 0.
 """
 
-import argparse
 import json
 import math
 import sys
@@ -31,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._cli import convention_arg, csv_arg, positive_float, positive_int
 from ._machine import log, machine_record
 from ._runner import run_grid
 from .runstore import RunStore
@@ -251,7 +251,7 @@ def report(agg, args, out):
     """Write table.md / table.csv / figure2.png / summary.json; return the summary."""
     from lambda_objectives import convention_label
 
-    protocol = (f"test metrics at the final iteration (the paper's protocol)" if args.select == "final" else
+    protocol = ("test metrics at the final iteration (the paper's protocol)" if args.select == "final" else
                 "test metrics at the iteration with the best validation NDCG@10 (NOT the paper's protocol)")
     head_cols = " | ".join(f"{m.upper()} SE / OLE [/ OLE-diag]" for m in MEASURES + EXTRA)
     rows = [f"| system | leaves | lr | {head_cols} |", "|---|---:|---:|" + "---|" * len(MEASURES + EXTRA)]
@@ -399,29 +399,10 @@ def _figure(agg, args, path):
 # ---------------------------------------------------------------------------------------------
 # command line
 # ---------------------------------------------------------------------------------------------
-def _csv(kind):
-    def parse(text):
-        try:
-            values = [kind(v) for v in text.split(",") if v.strip()]
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a comma list of {kind.__name__}, got {text!r}") from None
-        if not values or any(v <= 0 for v in values if not isinstance(v, str)):
-            raise argparse.ArgumentTypeError(f"expected positive values, got {text!r}")
-        return values
-    return parse
-
-
-def _positive_int(text):
-    v = int(text)
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {v}")
-    return v
-
-
 def add_arguments(p):
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--data", help="a LETOR-layout folder (Fold1..5 or LETOR 3.0 names)")
-    src.add_argument("--synthetic", type=_positive_int, metavar="N_QUERIES",
+    src.add_argument("--synthetic", type=positive_int, metavar="N_QUERIES",
                      help="an MSLR-WEB10K-shaped synthetic set of N queries (make_mslr_like), split into five "
                           "partitions with the LETOR fold table")
     p.add_argument("--out", default="results/paper", help="output folder (the run store lives in OUT/runs)")
@@ -429,36 +410,37 @@ def add_arguments(p):
                    help="comma list of se, ole, ole_exact; each system runs the ones defined for it "
                         "(McRank: se, ole; LambdaMART: se, ole_exact = the paper's OLE, ole = OLE-diag)")
     p.add_argument("--systems", default="mcrank,lambdamart", help="comma list of mcrank, lambdamart")
-    p.add_argument("--leaves", type=_csv(int), default=[10, 20], help="comma list")
-    p.add_argument("--rates", type=_csv(float), default=[0.06, 0.10, 0.12], help="comma list of learning rates")
+    p.add_argument("--leaves", type=csv_arg(kind=positive_int), default=[10, 20], help="comma list")
+    p.add_argument("--rates", type=csv_arg(kind=positive_float), default=[0.06, 0.10, 0.12],
+                   help="comma list of learning rates")
     p.add_argument("--growth", default="breadth_first", choices=("breadth_first", "best_first", "depth_first"))
-    p.add_argument("--iterations", type=_positive_int, default=None, help="rounds for every system (overrides both below)")
-    p.add_argument("--lambdamart-iterations", type=_positive_int, default=1000)
-    p.add_argument("--mcrank-iterations", type=_positive_int, default=2500)
-    p.add_argument("--k", type=_positive_int, default=10,
+    p.add_argument("--iterations", type=positive_int, default=None, help="rounds for every system (overrides both below)")
+    p.add_argument("--lambdamart-iterations", type=positive_int, default=1000)
+    p.add_argument("--mcrank-iterations", type=positive_int, default=2500)
+    p.add_argument("--k", type=positive_int, default=10,
                    help="LambdaMART's ΔNDCG truncation (the paper does not state one)")
     p.add_argument("--select", default="final", choices=("final", "validation"),
                    help="final: test metrics at the last iteration (the paper's protocol); validation: at the best "
                         "validation NDCG@10 iteration (not the paper's protocol)")
-    p.add_argument("--convention", default="lightgbm", choices=("lightgbm", "xgboost", "trec"),
-                   help="NDCG gain and the score of a query with no relevant document (see docs/math.md)")
+    convention_arg(p)
     p.add_argument("--paper-table", choices=tuple(PAPER_TABLES), default=None,
                    help="print the paper's cells for this data set beside ours")
     p.add_argument("--folds", default=None, help="comma list, e.g. 1,2 (default: every fold present)")
-    p.add_argument("--jobs", type=_positive_int, default=1, help="local processes")
+    p.add_argument("--jobs", type=positive_int, default=1, help="local processes")
     p.add_argument("--scheduler", default=None, help="a Dask scheduler address (tcp://host:8786); the --out folder "
                    "must be on a file system this process can write (results travel back from the workers)")
     p.add_argument("--force", action="store_true", help="recompute cells already in the run store")
-    p.add_argument("--threads", type=_positive_int, default=1, help="numba threads per run")
+    p.add_argument("--threads", type=positive_int, default=1, help="numba threads per run")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--max-queries", type=_positive_int, default=None, help="use the first N training queries of each fold")
+    p.add_argument("--max-queries", type=positive_int, default=None, help="use the first N training queries of each fold")
     p.add_argument("--quick", action="store_true",
                    help="a smoke-sized grid: first fold, the first --leaves value, lr 0.1 unless --rates is given, "
                         "40 rounds unless --iterations is given, 150 training queries unless --max-queries is given")
     return p
 
 
-def _finish_args(p, a, argv):
+def check_args(p, a, argv):
+    """Cross-option checks and derived values after parsing (called by the command dispatcher)."""
     a.criteria = [c.strip() for c in a.criteria.split(",") if c.strip()]
     bad = [c for c in a.criteria if c not in ("se", "ole", "ole_exact")]
     if bad or "se" not in a.criteria or not ({"ole", "ole_exact"} & set(a.criteria)):
@@ -480,12 +462,6 @@ def _finish_args(p, a, argv):
         a.data_key = str(Path(a.data).resolve())
         a.data_label = a.data
     return a
-
-
-def parse_args(argv):
-    p = add_arguments(argparse.ArgumentParser(prog="python -m comparisons paper", description=__doc__,
-                                              formatter_class=argparse.RawDescriptionHelpFormatter))
-    return _finish_args(p, p.parse_args(argv), argv)
 
 
 def run(args):
@@ -521,4 +497,6 @@ def run(args):
 
 
 def main(argv=None):
-    return run(parse_args(argv))
+    from .__main__ import main as cli
+
+    return cli(["paper", *([] if argv is None else argv)])

@@ -8,17 +8,17 @@ rates, 5 folds). The extrapolation is linear in rounds: per-round cost does not 
 the iteration for these trainers (same data, same leaf limit). Run-to-run noise is reported.
 """
 
-import argparse
 import json
 import time
 from pathlib import Path
 
 import numpy as np
 
+from ._cli import positive_int
 from ._machine import machine_record
 
 
-def run(queries=10000, rounds=5, threads=None):
+def measure(queries=10000, rounds=5, threads=None):
     from lambda_objectives.datasets import make_mslr_like
     from reference import MARTRanker
 
@@ -47,18 +47,25 @@ def run(queries=10000, rounds=5, threads=None):
             "grid_estimate_h_per_fold": one_fold, "grid_estimate_h_5_folds": 5 * one_fold}
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m comparisons scale", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--queries", type=int, default=10000)
-    p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--threads", type=int, default=None)
-    p.add_argument("--out", default="results/scale")
-    a = p.parse_args(argv)
-    res = run(a.queries, a.rounds, a.threads)
+def add_arguments(p):
+    p.add_argument("--queries", type=positive_int, default=10000, help="queries of the MSLR-shaped synthetic set")
+    p.add_argument("--rounds", type=positive_int, default=5, help="timed rounds per configuration")
+    p.add_argument("--threads", type=positive_int, default=None, help="numba threads (default all)")
+    p.add_argument("--out", default="results/scale", help="output folder")
+    return p
+
+
+def run(a):
+    res = measure(a.queries, a.rounds, a.threads)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "scale.json").write_text(json.dumps(res, indent=2, default=float))
     print(f"{res['rows_in_data']} rows; whole grid: {res['grid_estimate_h_per_fold']:.1f} h per fold, "
           f"{res['grid_estimate_h_5_folds']:.1f} h for 5 folds (on {res['machine']['cpu_count']} cores)")
     return 0
+
+
+def main(argv=None):
+    from .__main__ import main as cli
+
+    return cli(["scale", *([] if argv is None else argv)])

@@ -6,11 +6,13 @@ preset setting, and compared with our kernel at float32 precision (relative 1e-6
 runs each engine in its own process (LightGBM and XGBoost slow each other down in one process).
 """
 
-import argparse
 import json
-import subprocess
 import sys
 from pathlib import Path
+
+from ._cli import positive_int
+from ._machine import log
+from ._runner import run_isolated
 
 SETTINGS = [
     ("lightgbm", "lambdarank (defaults)", {}),
@@ -23,61 +25,64 @@ SETTINGS = [
     ("xgboost", "rank:pairwise", {"objective": "rank:pairwise"}),
 ]
 
-_CHILD = r"""
-import json, sys
-import numpy as np
-from lambda_objectives import load_letor
-from lambda_objectives.adapters import LightGBMObjective, XGBoostObjective
-from lambda_objectives.validate import compare_gradients, probe_lightgbm, probe_xgboost
-engine, params, path, n_q, seed = json.loads(sys.argv[1])
-d = load_letor(path)
-ptr = d.group_ptr[: n_q + 1]
-y = d.y[: ptr[-1]]
-s = np.random.default_rng(seed).normal(size=y.size)
-if engine == "lightgbm":
-    gn, hn = probe_lightgbm(y, ptr, params, init_score=s)
-    obj = LightGBMObjective(k=params.get("lambdarank_truncation_level"), sigma=params.get("sigmoid", 1.0),
-                            preset="lightgbm", norm=params.get("lambdarank_norm", True))
-else:
-    metric = params["objective"].split(":")[1]
-    if metric == "map":
-        y = (y > 0).astype(float)
-        gn, hn = probe_xgboost(y, ptr, params, base_margin=s.astype(np.float32))
+def probe(engine, params, path, n_q, seed):
+    """One probe (run in a process of its own): the engine's gradients vs our preset's."""
+    import numpy as np
+
+    from lambda_objectives import load_letor
+    from lambda_objectives.adapters import LightGBMObjective, XGBoostObjective
+    from lambda_objectives.validate import compare_gradients, probe_lightgbm, probe_xgboost
+
+    d = load_letor(path)
+    ptr = d.group_ptr[: n_q + 1]
+    y = d.y[: ptr[-1]]
+    s = np.random.default_rng(seed).normal(size=y.size)
+    if engine == "lightgbm":
+        gn, hn = probe_lightgbm(y, ptr, params, init_score=s)
+        obj = LightGBMObjective(k=params.get("lambdarank_truncation_level"), sigma=params.get("sigmoid", 1.0),
+                                preset="lightgbm", norm=params.get("lambdarank_norm", True))
     else:
+        metric = params["objective"].split(":")[1]
+        if metric == "map":
+            y = (y > 0).astype(float)
         gn, hn = probe_xgboost(y, ptr, params, base_margin=s.astype(np.float32))
-    opts = {}
-    if "lambdarank_score_normalization" in params:
-        opts["score_normalization"] = params["lambdarank_score_normalization"]
-    obj = XGBoostObjective(metric, k=params.get("lambdarank_num_pair_per_sample"), preset="xgboost", **opts)
-    s = s.astype(np.float32)
-go, ho = obj.gradients(s, y, ptr)
-print("@@" + json.dumps(compare_gradients(go, ho, gn, hn, rtol=1e-6, atol=1e-8), default=float))
-"""
+        opts = {}
+        if "lambdarank_score_normalization" in params:
+            opts["score_normalization"] = params["lambdarank_score_normalization"]
+        obj = XGBoostObjective(metric, k=params.get("lambdarank_num_pair_per_sample"), preset="xgboost", **opts)
+        s = s.astype(np.float32)
+    go, ho = obj.gradients(s, y, ptr)
+    return compare_gradients(go, ho, gn, hn, rtol=1e-6, atol=1e-8)
 
 
 def _probe(engine, params, path, n_q, seed):
-    proc = subprocess.run([sys.executable, "-c", _CHILD, json.dumps([engine, params, str(path), n_q, seed])],
-                          capture_output=True, text=True)
-    i = proc.stdout.rfind("@@")
-    if proc.returncode != 0 or i < 0:
-        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed"}
-    return json.loads(proc.stdout[i + 2:])
+    try:
+        return run_isolated(probe, engine, params, str(path), n_q, seed)
+    except Exception as exc:  # reported per row; the other probes still run
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def add_arguments(p):
+    p.add_argument("--data", required=True, help="a LETOR-layout folder")
+    p.add_argument("--queries", type=positive_int, default=6, help="queries probed per file (one leaf per document)")
+    p.add_argument("--folds", default=None, help="comma list, e.g. 1,2 (default: every fold present)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random scores probed")
+    p.add_argument("--out", default="results/validate", help="output folder")
+    return p
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m comparisons validate", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data", required=True)
-    p.add_argument("--queries", type=int, default=6, help="queries probed per file (one leaf per document)")
-    p.add_argument("--folds", default=None)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default="results/validate")
-    a = p.parse_args(argv)
+    from .__main__ import main as cli
+
+    return cli(["validate", *([] if argv is None else argv)])
+
+
+def run(a):
     from lambda_objectives import load_letor_folds
 
     try:
         folds = load_letor_folds(a.data, folds=a.folds.split(",") if a.folds else None)
-    except ValueError as exc:
+    except (ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     rows = []
@@ -87,8 +92,8 @@ def main(argv=None):
             r = _probe(engine, params, path, a.queries, a.seed)
             rows.append({"fold": fold.name, "engine": engine, "setting": name, **r})
             status = "error: " + r["error"] if "error" in r else ("PASS" if r["passed"] else "FAIL")
-            print(f"{fold.name:6s} {name:38s} {status:5s} max_abs={r.get('max_abs', float('nan')):.3g} "
-                  f"max_rel={r.get('max_rel', float('nan')):.3g} compared={r.get('n_compared', 0)}", flush=True)
+            log(f"{fold.name:6s} {name:38s} {status:5s} max_abs={r.get('max_abs', float('nan')):.3g} "
+                f"max_rel={r.get('max_rel', float('nan')):.3g} compared={r.get('n_compared', 0)}")
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "validate.json").write_text(json.dumps(rows, indent=2, default=float))

@@ -23,9 +23,9 @@ def letor_folder(tmp_path_factory):
 
 
 def test_demo_smoke(tmp_path):
-    from comparisons.demo import run
+    from comparisons.demo import run_demo
 
-    res = run(n_queries=60, rounds=3, out=str(tmp_path))
+    res = run_demo(n_queries=60, rounds=3, out=str(tmp_path))
     names = [r["system"] for r in res["rows"]]
     assert "LightGBM native lambdarank" in names and any(n.startswith("reference") for n in names)
     preset = next(r for r in res["rows"] if "preset=lightgbm" in r["system"])
@@ -34,9 +34,36 @@ def test_demo_smoke(tmp_path):
     assert all(np.isfinite(r["ndcg@10"]) for r in res["rows"])
 
 
-def test_unknown_command_usage(capsys):
+def test_one_parser_errors_and_help(capsys):
     assert cli(["nonsense"]) == 2
-    assert "commands:" in capsys.readouterr().out
+    assert "invalid choice: 'nonsense'" in capsys.readouterr().err
+    assert cli([]) == 2
+    assert "required: command" in capsys.readouterr().err
+    assert cli(["--help"]) == 0
+    said = capsys.readouterr().out
+    assert all(name in said for name in ("demo", "paper", "engines", "validate", "bench"))
+    assert cli(["engines", "--help"]) == 0
+    assert "(default: 100)" in capsys.readouterr().out  # every option shows its default
+    for bad, said in ((["paper", "--data", "x", "--iterations", "0"], "expected an integer >= 1"),
+                      (["engines", "--data", "x", "--lr", "-1"], "expected a finite number > 0"),
+                      (["engines", "--data", "x", "--systems", "lightgbm-ours,catboost"], "unknown catboost"),
+                      (["paper", "--data", "x", "--synthetic", "10"], "not allowed with argument")):
+        assert cli(bad) == 2
+        assert said in capsys.readouterr().err
+
+
+def test_quick_does_not_override_explicit_rates(capsys):
+    from comparisons.__main__ import main as dispatch  # noqa: F401
+    from comparisons import paper
+    import argparse
+
+    p = paper.add_arguments(argparse.ArgumentParser())
+    argv = ["--data", "x", "--quick", "--rates", "0.06,0.12"]
+    a = paper.check_args(p, p.parse_args(argv), argv)
+    assert a.rates == [0.06, 0.12] and a.iterations == 40  # --rates wins; --quick fills what is not given
+    argv = ["--data", "x", "--quick", "--iterations", "7"]
+    a = paper.check_args(p, p.parse_args(argv), argv)
+    assert a.rates == [0.1] and a.iterations == 7
 
 
 def test_engines_command_small(letor_folder, tmp_path, capsys):

@@ -1,0 +1,46 @@
+"""Argument types shared by the comparison commands: errors name the option's bad value."""
+
+import argparse
+
+
+def positive_int(text):
+    """An integer >= 1 (``--iterations 0`` is an error, not an empty run)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {v}")
+    return v
+
+
+def positive_float(text):
+    """A finite number > 0."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
+    if not (v > 0 and v != float("inf")):
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
+    return v
+
+
+def csv_arg(choices=None, kind=None):
+    """A non-empty comma list, of ``choices`` or of values parsed by ``kind`` (e.g. positive_int)."""
+    def parse(text):
+        items = [t.strip() for t in text.split(",") if t.strip()]
+        if not items:
+            raise argparse.ArgumentTypeError("expected a non-empty comma list")
+        if choices is not None:
+            bad = [t for t in items if t not in choices]
+            if bad:
+                raise argparse.ArgumentTypeError(f"unknown {', '.join(bad)}; choose from {', '.join(choices)}")
+        return [kind(t) for t in items] if kind is not None else items
+    return parse
+
+
+def convention_arg(p):
+    """``--convention``: the NDCG gain and the score of a query without relevant documents."""
+    p.add_argument("--convention", default="lightgbm", choices=("lightgbm", "xgboost", "trec"),
+                   help="metric convention: lightgbm/xgboost = gain 2^rel-1 and a query with no relevant "
+                        "document scores 1; trec = trec_eval's linear gain, such a query scores 0 (docs/math.md)")
