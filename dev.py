@@ -64,7 +64,8 @@ def test(args):
     rc_bounds = _run([PY, "-m", "pytest", "-q", "-m", "kernel", "-p", "no:cacheprovider"], env=bounds)
     for name, code in (("NUMBA_DISABLE_JIT=1 kernel pass", rc_nojit), ("NUMBA_BOUNDSCHECK=1 kernel pass", rc_bounds)):
         print(f"{name}: {'ok' if code == 0 else f'FAILED (exit {code})'}", flush=True)
-    rc = _run([PY, "-m", "pytest", "-q", *args], env=env)
+    # -rs: every skipped test says why (e.g. the real LETOR data is absent)
+    rc = _run([PY, "-m", "pytest", "-q", "-rs", *args], env=env)
     return rc or rc_nojit or rc_bounds
 
 

@@ -29,6 +29,7 @@ from sklearn.base import BaseEstimator
 
 from . import _preset_kernels as pk
 from ._config import ENGINE_FLOAT, FLOAT, PTR
+from ._optional import require
 from ._threads import numba_threads
 from ._validation import check_group_ptr, check_k, check_labels, check_n_threads
 from .lambdas import lambda_gradients
@@ -544,7 +545,7 @@ def xgboost_early_stopping(rounds, metric, data_name=None, save_best=False):
     save_best : bool
         Keep only the best iteration's trees (XGBoost's ``save_best``).
     """
-    import xgboost as xgb
+    xgb = require("xgboost")
 
     name = metric.name if isinstance(metric, _EvalMetric) else _XGBoostEval(metric).name
     if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
@@ -662,7 +663,7 @@ class XGBLambdaRanker(BaseEstimator):
         ``sample_weight`` is per query (XGBoost ranking convention). ``eval_set`` is a list of
         ``(X, y)`` with matching ``eval_group`` / ``eval_qid`` lists (or qid columns).
         """
-        import xgboost as xgb
+        xgb = require("xgboost")
 
         self._check_params()
         if y is None:
@@ -728,7 +729,7 @@ class XGBLambdaRanker(BaseEstimator):
 
     def predict(self, X):
         """Raw ranking scores (margins; only their order within a query matters)."""
-        import xgboost as xgb
+        xgb = require("xgboost")
 
         self._check_fitted()
         X = _check_X(_features_and_qid(X, None)[0])

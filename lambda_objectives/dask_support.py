@@ -9,6 +9,8 @@ worker; its per-data-set cache is rebuilt there.
 
 import numpy as np
 
+from ._optional import require
+
 __all__ = ["check_query_partitions", "dask_lightgbm_ranker", "xgboost_dask_train"]
 
 
@@ -68,7 +70,7 @@ def check_query_partitions(X, group=None, qid=None):
 
 def _blocks(arr):
     if hasattr(arr, "to_delayed"):
-        import dask
+        dask = require("dask")
 
         return dask.compute(*arr.to_delayed().ravel())
     return [arr]
@@ -81,7 +83,7 @@ def dask_lightgbm_ranker(objective, X=None, group=None, **kwargs):
     receives each worker's group sizes). When ``X`` and ``group`` are given they are checked
     with :func:`check_query_partitions` first.
     """
-    from lightgbm.dask import DaskLGBMRanker
+    DaskLGBMRanker = require("lightgbm.dask").DaskLGBMRanker
 
     if X is not None and group is not None:
         check_query_partitions(X, group=group)
@@ -95,7 +97,7 @@ def xgboost_dask_train(client, params, X, y, qid, objective, num_boost_round=100
     ``base_score=0`` (XGBoost uses 0.5 under a custom objective). Returns xgboost's result dict
     (``booster``, ``history``).
     """
-    import xgboost as xgb
+    xgb = require("xgboost")
 
     check_query_partitions(X, qid=qid)
     dtrain = xgb.dask.DaskDMatrix(client, X, y, qid=qid)

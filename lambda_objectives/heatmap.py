@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._optional import require
+
 __all__ = ["HeatmapTree", "heatmap_counts", "render_html", "render_png", "decision_paths"]
 
 
@@ -241,10 +243,10 @@ def render_html(heat, path=None, document_edges=None, title="Heatmap Tree", cell
 
 def render_png(heat, path, title="Heatmap Tree", document_edges=None):
     """The same picture as :func:`render_html`, as a PNG (matplotlib, Agg)."""
-    import matplotlib
+    matplotlib = require("matplotlib")
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = require("matplotlib.pyplot")
 
     counts = heat.counts
     L, _, K = counts.shape

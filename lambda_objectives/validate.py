@@ -13,6 +13,7 @@ No public API of either engine returns the native objective's gradients, so this
 import numpy as np
 
 from ._config import FLOAT
+from ._optional import require
 from ._validation import check_group_ptr
 
 __all__ = ["probe_lightgbm", "probe_xgboost", "compare_gradients"]
@@ -47,7 +48,7 @@ def probe_lightgbm(labels, group_ptr, params=None, init_score=None, weight=None)
     -------
     grad, hess : float64 arrays (n,), NaN where a document shares its leaf.
     """
-    import lightgbm as lgb
+    lgb = require("lightgbm")
 
     y = np.asarray(labels, dtype=FLOAT)
     n = y.shape[0]
@@ -104,7 +105,7 @@ def probe_xgboost(labels, group_ptr, params=None, base_margin=None, weight=None)
     result is exact to float32 precision. Returns float64 ``grad, hess`` with NaN where a
     document shares its leaf.
     """
-    import xgboost as xgb
+    xgb = require("xgboost")
 
     y = np.asarray(labels, dtype=FLOAT)
     n = y.shape[0]

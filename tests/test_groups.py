@@ -65,3 +65,4 @@ def test_dataframe_qid_accepted_where_group_ptr_is():
         metric_values(df.score, df.label, df[["score"]], "ndcg")
     with pytest.raises(ValueError, match="reappears"):
         metric_values([0.0] * 3, [0.0] * 3, pd.DataFrame({"qid": [1, 2, 1]}), "ndcg")
+
