@@ -247,6 +247,8 @@ def render_png(heat, path, title="Heatmap Tree", document_edges=None):
 
     matplotlib.use("Agg")
     plt = require("matplotlib.pyplot")
+    require("matplotlib.lines")
+    require("matplotlib.patches")
 
     counts = heat.counts
     L, _, K = counts.shape
@@ -278,6 +280,17 @@ def render_png(heat, path, title="Heatmap Tree", document_edges=None):
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.axis("off")
-    ax.set_title(f"{title} ({heat.n_trees} trees)", fontsize=9)
+    ax.set_title(f"{title} ({heat.n_trees} trees, depth {L})", fontsize=9)
+    # what a box means, and what the colour and the edges encode
+    sm = plt.cm.ScalarMappable(cmap="Blues", norm=matplotlib.colors.Normalize(0, 1))
+    fig.colorbar(sm, ax=ax, fraction=0.025, pad=0.01).set_label("share of trees", fontsize=7)
+    handles = [matplotlib.patches.Patch(color=plt.cm.Blues(0.8),
+                                        label=f"box: {rows}×{cols} cells, one per feature (row by row), then leaf, absent"),
+               matplotlib.lines.Line2D([], [], color="#999", lw=0.6, label="edge: parent to child position")]
+    if document_edges is not None:
+        handles.append(matplotlib.lines.Line2D([], [], color="#999", lw=4,
+                                               label="wider edge: more trees route the document this way"))
+    handles.append(matplotlib.patches.Patch(color="none", label="label under a box: its most used feature"))
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0, -0.01), fontsize=6, frameon=False, ncol=2)
     fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)

@@ -94,3 +94,22 @@ def test_html_renders_in_headless_chromium(data, tmp_path):
 
     img = mpimg.imread(shot)
     assert img.std() > 0.01  # not a blank page
+
+
+def test_png_has_a_title_a_colour_bar_and_a_legend(data, tmp_path, monkeypatch):
+    lgb = pytest.importorskip("lightgbm")
+    import matplotlib.pyplot as plt
+
+    X, y, group = data.X, data.y, data.group
+    b = lgb.train({"objective": "lambdarank", "num_leaves": 7, "verbose": -1}, lgb.Dataset(X, y, group=group), 5)
+    heat = heatmap_counts(b, max_depth=3)
+    seen = []
+    monkeypatch.setattr(plt, "close", lambda fig: seen.append(fig))
+    render_png(heat, tmp_path / "h.png", document_edges=decision_paths(b, X[0], heat.depth))
+    fig = seen[0]
+    main, bar = fig.axes  # the tree and its colour bar
+    assert bar.get_ylabel() == "share of trees"
+    labels = [t.get_text() for t in main.get_legend().get_texts()]
+    assert any("one per feature" in t for t in labels) and any("route the document" in t for t in labels)
+    assert "5 trees" in main.get_title()
+    assert (tmp_path / "h.png").stat().st_size > 1000
