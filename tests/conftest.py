@@ -25,3 +25,11 @@ def shared_file(shared_data, *parts):
     if not p.exists():
         pytest.skip(f"{p} is absent")
     return p
+
+
+@pytest.fixture(scope="module")
+def small_ranking():
+    """A small synthetic ranking set shared by the reference trainer's test modules."""
+    from lambda_objectives.datasets import make_ranking
+
+    return make_ranking(120, docs_per_query=(5, 40), n_features=8, seed=3)

@@ -8,7 +8,9 @@ import pytest
 lgb = pytest.importorskip("lightgbm")
 xgb = pytest.importorskip("xgboost")
 
+from _oracles import metric_of_query  # noqa: E402
 from conftest import shared_file  # noqa: E402
+
 from lambda_objectives.adapters import (  # noqa: E402
     HessianWarning,
     LightGBMObjective,
@@ -17,7 +19,6 @@ from lambda_objectives.adapters import (  # noqa: E402
     lightgbm_metric,
     xgboost_metric,
 )
-from _oracles import metric_of_query  # noqa: E402
 
 
 def _load(path, query_file=None):

@@ -53,9 +53,10 @@ def test_one_parser_errors_and_help(capsys):
 
 
 def test_quick_does_not_override_explicit_rates(capsys):
-    from comparisons.__main__ import main as dispatch  # noqa: F401
-    from comparisons import paper
     import argparse
+
+    from comparisons import paper
+    from comparisons.__main__ import main as dispatch  # noqa: F401
 
     p = paper.add_arguments(argparse.ArgumentParser())
     argv = ["--data", "x", "--quick", "--rates", "0.06,0.12"]

@@ -4,7 +4,11 @@ import numpy as np
 import pytest
 
 from lambda_objectives import mean_metric
-from lambda_objectives.datasets import make_mslr_like, make_ranking, train_test_split_queries
+from lambda_objectives.datasets import (
+    make_mslr_like,
+    make_ranking,
+    train_test_split_queries,
+)
 
 
 def test_deterministic_and_shaped_like_web_data():

@@ -4,8 +4,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lambda_objectives import (frame_group_ptr, ptr_to_qid, ptr_to_sizes, qid_to_ptr, resolve_group_ptr,
-                               sizes_to_ptr)
+from lambda_objectives import (
+    frame_group_ptr,
+    ptr_to_qid,
+    ptr_to_sizes,
+    qid_to_ptr,
+    resolve_group_ptr,
+    sizes_to_ptr,
+)
 
 
 def test_round_trips():

@@ -7,7 +7,12 @@ import numpy as np
 import pytest
 
 from lambda_objectives.datasets import make_ranking
-from lambda_objectives.heatmap import decision_paths, heatmap_counts, render_html, render_png
+from lambda_objectives.heatmap import (
+    decision_paths,
+    heatmap_counts,
+    render_html,
+    render_png,
+)
 
 
 @pytest.fixture(scope="module")

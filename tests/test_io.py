@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-
 from conftest import shared_file
+
 from lambda_objectives import load_letor, load_letor_folds, save_letor
 
 

@@ -2,13 +2,13 @@
 
 import math
 
+import _oracles as oracle
 import numba
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import _oracles as oracle
 from lambda_objectives import lambda_gradients
 
 METRICS = ("ndcg", "err", "map", "mrr", "ranknet")

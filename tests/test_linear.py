@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 
 from lambda_objectives import lambda_gradients, mean_metric
-from lambda_objectives.linear import LinearLambdaRank, MLPLambdaRank, directions_needed, local_optimality_test
+from lambda_objectives.linear import (
+    LinearLambdaRank,
+    MLPLambdaRank,
+    directions_needed,
+    local_optimality_test,
+)
 
 
 @pytest.fixture(scope="module")

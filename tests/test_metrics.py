@@ -1,13 +1,13 @@
 """Tests of lambda_objectives.metrics: definitions, properties, an independent evaluator, bad input."""
 
+import _oracles as oracle
 import numba
 import numpy as np
 import pytest
+from conftest import shared_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import _oracles as oracle
-from conftest import shared_file
 from lambda_objectives import mean_metric, metric_table, metric_values, parse_metric
 
 METRICS = ("ndcg", "dcg", "err", "map", "mrr")

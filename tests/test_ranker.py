@@ -1,11 +1,13 @@
-"""Tests of reference.ranker.MARTRanker's parameters: LightGBM's max_depth convention and
-up-front validation of every hyper-parameter."""
+"""Tests of reference.ranker.MARTRanker: LightGBM parity, persistence, history and early stopping,
+bad input, threads, LightGBM's max_depth convention, hyper-parameter validation and the
+scikit-learn estimator contract."""
 
 import numpy as np
 import pytest
+from conftest import shared_file
 
-from lambda_objectives import make_ranking
-from reference import MARTRanker
+from lambda_objectives import lambda_gradients, make_ranking, mean_metric
+from reference import BinMapper, MARTRanker, TreeGrower
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +42,128 @@ def test_every_bad_hyper_parameter_is_named(small, name, value):
     with pytest.raises(ValueError, match=name):
         MARTRanker(**{name: value, "n_estimators": 1} if name != "n_estimators" else {name: value}).fit(
             small.X, small.y, group=small.group)
+
+
+
+def test_lightgbm_first_tree_parity():
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(4)
+    d = make_ranking(300, docs_per_query=(10, 60), n_features=6, seed=4)
+    X = np.round(d.X * 2).clip(-4, 4).astype(np.float64)  # few distinct values: identical bins
+    g, h = lambda_gradients(np.zeros(d.y.shape[0]), d.y, d.group_ptr, "ndcg", 10)
+    g32, h32 = g.astype(np.float32), h.astype(np.float32)
+    params = dict(objective=lambda p, ds: (g32, h32), num_leaves=7, learning_rate=1.0, min_data_in_leaf=20,
+                  min_sum_hessian_in_leaf=1e-3, lambda_l2=0.0, verbose=-1, num_threads=1, max_bin=255,
+                  min_data_in_bin=1, boost_from_average=False, deterministic=True)
+    booster = lgb.train(params, lgb.Dataset(X, d.y, group=d.group), 1)
+    lgb_splits = []
+
+    def walk(node):
+        if "split_feature" in node:
+            # integer-valued features: the partition of a threshold t is {x <= floor(t)}; LightGBM
+            # places zero-crossing thresholds at ±1e-35, ours halfway between values
+            lgb_splits.append((node["split_feature"], np.floor(node["threshold"]), round(node["split_gain"], 3)))
+            walk(node["left_child"])
+            walk(node["right_child"])
+
+    walk(booster.dump_model()["tree_info"][0]["tree_structure"])
+    mapper = BinMapper().fit(X)
+    tree = TreeGrower(mapper.transform(X), mapper.n_bins_, g32.astype(np.float64), h32.astype(np.float64),
+                      np.arange(X.shape[0], dtype=np.int64), num_leaves=7, criterion="ole").grow()
+    ours = [(int(n["feature"]), np.floor(mapper.bin_upper_value(int(n["feature"]), int(n["bin"]))),
+             round(float(n["gain"]), 3)) for n in tree if n["feature"] >= 0]
+    assert sorted(ours) == sorted(lgb_splits), (ours, lgb_splits)
+    assert rng is not None
+
+
+def test_mq2008_ndcg_close_to_lightgbm_with_same_objective(shared_data):
+    lgb = pytest.importorskip("lightgbm")
+    from lambda_objectives import LightGBMObjective, load_letor
+
+    tr = load_letor(shared_file(shared_data, "MQ2008", "Fold1", "train.txt"), dtype=np.float64)
+    te = load_letor(shared_file(shared_data, "MQ2008", "Fold1", "test.txt"), dtype=np.float64, n_features=tr.X.shape[1])
+    rounds = 100
+    model = MARTRanker(objective="lambda", metric="ndcg", k=10, criterion="ole", num_leaves=15, learning_rate=0.1,
+                       n_estimators=rounds)
+    model.fit(tr.X, tr.y, group=tr.group, history_loss=False)
+    params = dict(model.get_equivalent_params("lightgbm"), objective=LightGBMObjective("ndcg", k=10), num_threads=1,
+                  deterministic=True)
+    booster = lgb.train(params, lgb.Dataset(tr.X, tr.y, group=tr.group), rounds)
+    ours = mean_metric(model.predict(te.X), te.y, te.group_ptr, "ndcg@10")
+    theirs = mean_metric(booster.predict(te.X), te.y, te.group_ptr, "ndcg@10")
+    assert abs(ours - theirs) < 0.005, (ours, theirs)
+
+
+def test_save_load_bitwise_and_inspection(tmp_path, small_ranking):
+    m = MARTRanker(objective="mcrank", num_leaves=6, n_estimators=4).fit(small_ranking.X, small_ranking.y, group=small_ranking.group)
+    m.save(tmp_path / "m.json")
+    back = MARTRanker.load(tmp_path / "m.json")
+    np.testing.assert_array_equal(back.predict(small_ranking.X), m.predict(small_ranking.X))
+    assert "leaf value=" in m.dump_text() and m.feature_importance("split").sum() > 0
+    assert m.feature_importance("gain").shape == (small_ranking.X.shape[1],)
+    text = (tmp_path / "m.json").read_text().replace('"version": 1', '"version": 99')
+    (tmp_path / "old.json").write_text(text)
+    with pytest.raises(ValueError, match="version 99"):
+        MARTRanker.load(tmp_path / "old.json")
+    (tmp_path / "junk.json").write_text("{")
+    with pytest.raises(ValueError, match="not a MARTRanker model"):
+        MARTRanker.load(tmp_path / "junk.json")
+
+
+def test_history_early_stopping_subsampling_and_init_score(small_ranking):
+    m = MARTRanker(objective="lambda", k=10, num_leaves=6, n_estimators=40, subsample=0.7, colsample=0.5,
+                   growth="breadth_first", criterion="se").fit(
+        small_ranking.X, small_ranking.y, group=small_ranking.group, eval_set=[(small_ranking.X[:500], small_ranking.y[:500], None)],
+        early_stopping_rounds=3)
+    h = m.history_["valid_0"]
+    assert len(h["ndcg@10"]) == len(m.trees_) <= 40 and np.isfinite(h["loss"]).all()
+    assert m.history_["train"]["loss"][-1] < m.history_["train"]["loss"][0]
+    # model adaptation: boosting continues from a base model's scores
+    base = np.asarray(small_ranking.X[:, 0], dtype=float)
+    adapted = MARTRanker(objective="lambda", k=10, num_leaves=6, n_estimators=5).fit(
+        small_ranking.X, small_ranking.y, group=small_ranking.group, init_score=base)
+    plain = MARTRanker(objective="lambda", k=10, num_leaves=6, n_estimators=5).fit(small_ranking.X, small_ranking.y, group=small_ranking.group)
+    assert adapted.history_["train"]["ndcg@10"][0] != plain.history_["train"]["ndcg@10"][0]
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda d: MARTRanker().fit(d.X, np.where(np.arange(len(d.y)) == 3, np.nan, d.y), group=d.group), "non-finite"),
+        (lambda d: MARTRanker().fit(d.X, d.y, group=d.group[:-1]), "sum to"),
+        (lambda d: MARTRanker(n_estimators=1).fit(d.X, d.y, group=d.group, eval_set=[(d.X[:, :3], d.y, d.group)]),
+         "eval set 0 has 3 features"),
+        (lambda d: MARTRanker(criterion="gini").fit(d.X, d.y, group=d.group), "criterion"),
+        (lambda d: MARTRanker(objective="ls", criterion="ole_exact").fit(d.X, d.y, group=d.group), "pairwise"),
+        (lambda d: MARTRanker(n_estimators=1).fit(d.X, d.y, group=d.group).predict(d.X[:, :2]), "2 features"),
+    ],
+)
+def test_bad_input(small_ranking, call, match):
+    with pytest.raises(ValueError, match=match):
+        call(small_ranking)
+
+
+def test_n_threads_is_honoured_and_does_not_change_the_model(small_ranking, monkeypatch):
+    import numba
+
+    import reference.grower as grower
+
+    seen = []
+    real = grower.build_histogram
+
+    def spy(*args):
+        seen.append(numba.get_num_threads())
+        return real(*args)
+
+    monkeypatch.setattr(grower, "build_histogram", spy)
+    kw = dict(objective="lambda", metric="ndcg", k=10, criterion="ole_exact", num_leaves=7, n_estimators=3)
+    one = MARTRanker(n_threads=1, **kw).fit(small_ranking.X, small_ranking.y, group=small_ranking.group)
+    assert set(seen) == {1}
+    seen.clear()
+    every = MARTRanker(n_threads=None, **kw).fit(small_ranking.X, small_ranking.y, group=small_ranking.group)
+    assert set(seen) == {numba.config.NUMBA_NUM_THREADS}
+    # each kernel writes only its own slice: the thread count cannot change a single bit
+    np.testing.assert_array_equal(one.predict(small_ranking.X), every.predict(small_ranking.X))
 
 
 # --- a scikit-learn estimator ------------------------------------------------------------------

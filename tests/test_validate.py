@@ -7,6 +7,7 @@ pytest.importorskip("lightgbm")
 pytest.importorskip("xgboost")
 
 from conftest import shared_file  # noqa: E402
+
 from lambda_objectives.adapters import LightGBMObjective, XGBoostObjective  # noqa: E402
 from lambda_objectives.validate import compare_gradients, probe_lightgbm, probe_xgboost  # noqa: E402
 
