@@ -12,5 +12,6 @@ def test_a_missing_optional_dependency_names_its_extra(monkeypatch):
     with pytest.raises(ImportError, match=r"pip install 'lambda_objectives\[engines\]'"):
         require("xgboost")
     monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)  # other tests may have imported it
     with pytest.raises(ImportError, match=r"lambda_objectives\[plots\]"):
         require("matplotlib.pyplot")
