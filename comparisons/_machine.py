@@ -19,12 +19,19 @@ def machine_record():
         "numpy": numpy.__version__,
         "numba": numba.__version__,
     }
+    rec.update(engine_versions())
+    return rec
+
+
+def engine_versions():
+    """``{engine: version or None}`` for the engines the results may depend on."""
+    out = {}
     for name in ("lightgbm", "xgboost"):
         try:
-            rec[name] = __import__(name).__version__
+            out[name] = __import__(name).__version__
         except ImportError:
-            rec[name] = None
-    return rec
+            out[name] = None
+    return out
 
 
 def best_time(fn, repeat):

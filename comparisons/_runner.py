@@ -106,7 +106,8 @@ def run_grid(configs, func, store, *, args=(), jobs=1, scheduler=None, force=Fal
 
 
 def _run_dask(configs, func, args, mine, scheduler, finished, desc):
-    from distributed import Client, as_completed as dask_completed
+    from distributed import Client
+    from distributed import as_completed as dask_completed
 
     client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
     try:

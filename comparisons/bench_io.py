@@ -9,7 +9,6 @@ import json
 import tempfile
 from pathlib import Path
 
-
 from lambda_objectives import load_letor, save_letor
 from lambda_objectives.datasets import make_ranking
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._cli import convention_arg, csv_arg, positive_int, positive_float
+from ._cli import convention_arg, csv_arg, positive_float, positive_int
 from ._machine import log, machine_record
 from ._runner import run_grid
 from .runstore import RunStore

@@ -25,13 +25,10 @@ def version_key():
 
     import lambda_objectives
 
-    key = {"lambda_objectives": lambda_objectives.__version__, "numba": numba.__version__, "numpy": numpy.__version__}
-    for name in ("lightgbm", "xgboost"):
-        try:
-            key[name] = __import__(name).__version__
-        except ImportError:
-            key[name] = None
-    return key
+    from ._machine import engine_versions
+
+    return {"lambda_objectives": lambda_objectives.__version__, "numba": numba.__version__,
+            "numpy": numpy.__version__, **engine_versions()}
 
 
 def config_hash(config):

@@ -31,7 +31,11 @@ def probe(engine, params, path, n_q, seed):
 
     from lambda_objectives import load_letor
     from lambda_objectives.adapters import LightGBMObjective, XGBoostObjective
-    from lambda_objectives.validate import compare_gradients, probe_lightgbm, probe_xgboost
+    from lambda_objectives.validate import (
+        compare_gradients,
+        probe_lightgbm,
+        probe_xgboost,
+    )
 
     d = load_letor(path)
     ptr = d.group_ptr[: n_q + 1]

@@ -10,6 +10,7 @@ from .groups import (
     qid_to_ptr,
     resolve_group_ptr,
     sizes_to_ptr,
+    split_qid_column,
 )
 
 __version__ = "0.1.0"
@@ -21,19 +22,32 @@ __all__ = [
     "qid_to_ptr",
     "resolve_group_ptr",
     "sizes_to_ptr",
+    "split_qid_column",
 ]
 
 # Each module below adds its names in its own block (kept in this order).
 # --- io / datasets ---
 from . import datasets  # noqa: E402
-from .datasets import RankingData, make_mslr_like, make_ranking, train_test_split_queries  # noqa: E402
+from .datasets import (  # noqa: E402
+    RankingData,
+    make_mslr_like,
+    make_ranking,
+    train_test_split_queries,
+)
 from .io import Fold, LetorData, load_letor, load_letor_folds, save_letor  # noqa: E402
 
 __all__ += ["datasets", "RankingData", "make_mslr_like", "make_ranking", "train_test_split_queries",
             "Fold", "LetorData", "load_letor", "load_letor_folds", "save_letor"]
 # --- metrics ---
-from .metrics import (CONVENTIONS, METRICS, convention_label, mean_metric, metric_table,  # noqa: E402
-                      metric_values, parse_metric)
+from .metrics import (  # noqa: E402
+    CONVENTIONS,
+    METRICS,
+    convention_label,
+    mean_metric,
+    metric_table,
+    metric_values,
+    parse_metric,
+)
 
 __all__ += ["CONVENTIONS", "METRICS", "convention_label", "mean_metric", "metric_table", "metric_values",
             "parse_metric"]
@@ -68,8 +82,19 @@ __all__ += [
 
 # --- beyond ---
 from .combine import best_linear_combination  # noqa: E402
-from .heatmap import HeatmapTree, decision_paths, heatmap_counts, render_html, render_png  # noqa: E402
-from .linear import LinearLambdaRank, MLPLambdaRank, directions_needed, local_optimality_test  # noqa: E402
+from .heatmap import (  # noqa: E402
+    HeatmapTree,
+    decision_paths,
+    heatmap_counts,
+    render_html,
+    render_png,
+)
+from .linear import (  # noqa: E402
+    LinearLambdaRank,
+    MLPLambdaRank,
+    directions_needed,
+    local_optimality_test,
+)
 
 __all__ += ["HeatmapTree", "decision_paths", "heatmap_counts", "render_html", "render_png",
             "best_linear_combination", "LinearLambdaRank", "MLPLambdaRank", "directions_needed",

@@ -15,7 +15,6 @@ from numba import njit
 
 from ._config import FLOAT
 
-
 _INSERTION_MAX = 48  # below this an insertion sort beats argsort's negation copy and merge buffers
 
 

@@ -32,6 +32,7 @@ from ._config import ENGINE_FLOAT, FLOAT, PTR
 from ._optional import require
 from ._threads import numba_threads
 from ._validation import check_group_ptr, check_k, check_labels, check_n_threads
+from .groups import split_qid_column
 from .lambdas import lambda_gradients
 from .metrics import metric_values, parse_metric
 
@@ -669,7 +670,7 @@ class XGBLambdaRanker(BaseEstimator):
         if y is None:
             raise ValueError("XGBLambdaRanker requires y to be passed, but the target y is None")
         obj = self.objective if isinstance(self.objective, XGBoostObjective) else XGBoostObjective(self.objective)
-        X, qid = _features_and_qid(X, qid)
+        X, qid = split_qid_column(X, qid)
         names = getattr(X, "columns", None)
         X = _check_X(X)
         y = check_labels(y, X.shape[0], name="y")
@@ -687,7 +688,7 @@ class XGBLambdaRanker(BaseEstimator):
         evals = [(dtrain, "train")]
         for i, (Xe, ye) in enumerate(eval_set or []):
             ge = None if eval_group is None else eval_group[i]
-            Xe, qe = _features_and_qid(Xe, None if eval_qid is None else eval_qid[i])
+            Xe, qe = split_qid_column(Xe, None if eval_qid is None else eval_qid[i])
             Xe = _check_X(Xe)
             pe = _sorted_ptr(Xe.shape[0], ge, qe, f"eval_set[{i}]")
             evals.append((xgb.DMatrix(Xe, np.asarray(ye), group=np.diff(pe)), f"validation_{i}"))
@@ -732,7 +733,7 @@ class XGBLambdaRanker(BaseEstimator):
         xgb = require("xgboost")
 
         self._check_fitted()
-        X = _check_X(_features_and_qid(X, None)[0])
+        X = _check_X(split_qid_column(X, None)[0])
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but XGBLambdaRanker is expecting "
                              f"{self.n_features_in_} features as input")
@@ -743,20 +744,10 @@ class XGBLambdaRanker(BaseEstimator):
         """Mean over queries of ``score_metric``; queries from ``qid``/``group`` or X's qid column."""
         from .groups import resolve_group_ptr
 
-        X, qid = _features_and_qid(X, qid)
+        X, qid = split_qid_column(X, qid)
         s = self.predict(X)
         return float(np.mean(metric_values(s, y, resolve_group_ptr(s.shape[0], group=group, qid=qid),
                                            self.score_metric)))
-
-
-def _features_and_qid(X, qid):
-    """Split a ``qid`` column off a DataFrame ``X`` (it is never a feature); ``qid`` may not be given twice."""
-    columns = getattr(X, "columns", None)
-    if columns is not None and "qid" in columns:
-        if qid is not None:
-            raise ValueError("X has a 'qid' column and qid= was passed too; give the queries once")
-        return X.drop(columns="qid"), X["qid"].to_numpy()
-    return X, qid
 
 
 def _check_X(X):

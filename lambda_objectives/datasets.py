@@ -4,10 +4,9 @@ The project cannot ship third-party data; these generators are **synthetic**: no
 or documents, only their statistical shape. Real data is read with :func:`lambda_objectives.load_letor`.
 """
 
-from dataclasses import dataclass
-
 import math
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 

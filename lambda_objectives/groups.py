@@ -110,3 +110,17 @@ def frame_group_ptr(df, qid_column="qid"):
     if qid_column not in df.columns:
         raise ValueError(f"DataFrame has no {qid_column!r} column; columns are {list(df.columns)[:10]}")
     return qid_to_ptr(df[qid_column].to_numpy())
+
+
+def split_qid_column(X, qid=None):
+    """``(X without its qid column, qid)`` for a pandas DataFrame ``X`` with a ``qid`` column.
+
+    The column holds the query ids, as ``xgboost.XGBRanker`` reads them, and is never a feature.
+    Anything else is returned unchanged with ``qid``; giving the queries twice raises ``ValueError``.
+    """
+    columns = getattr(X, "columns", None)
+    if columns is not None and "qid" in columns:
+        if qid is not None:
+            raise ValueError("X has a 'qid' column and qid= was passed too; give the queries once")
+        return X.drop(columns="qid"), X["qid"].to_numpy()
+    return X, qid

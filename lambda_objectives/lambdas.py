@@ -9,8 +9,13 @@ from . import _lambda_kernels as lk
 from ._config import FLOAT, PTR
 from ._ranking import discount_table
 from ._threads import numba_threads
-from ._validation import (check_group_ptr, check_k, check_labels, check_query_weights,
-                          check_scores)
+from ._validation import (
+    check_group_ptr,
+    check_k,
+    check_labels,
+    check_query_weights,
+    check_scores,
+)
 from .metrics import metric_inputs
 
 __all__ = ["lambda_gradients", "LambdaPairs", "LAMBDA_METRICS"]

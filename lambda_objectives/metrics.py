@@ -24,7 +24,13 @@ from . import _metric_kernels as mk
 from ._config import FLOAT
 from ._ranking import discount_table, document_gains
 from ._threads import numba_threads
-from ._validation import check_group_ptr, check_k, check_labels, check_query_weights, check_scores
+from ._validation import (
+    check_group_ptr,
+    check_k,
+    check_labels,
+    check_query_weights,
+    check_scores,
+)
 
 __all__ = ["metric_values", "mean_metric", "metric_table", "parse_metric", "METRICS", "CONVENTIONS",
            "convention_label"]

@@ -3,7 +3,13 @@
 import numpy as np
 from numba import njit, prange
 
-from .histogram import build_histogram, build_pair_histograms, new_histogram, subtract_histogram, N_BINS
+from .histogram import (
+    N_BINS,
+    build_histogram,
+    build_pair_histograms,
+    new_histogram,
+    subtract_histogram,
+)
 from .splitting import CRITERIA, OLE_EXACT, find_best_split, pick
 
 #: One record per node; leaves have ``feature == -1``. ``bin``: rows with ``binned <= bin`` go

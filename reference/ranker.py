@@ -10,6 +10,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
 from lambda_objectives._threads import numba_threads
+from lambda_objectives.groups import split_qid_column
 
 from .binning import BinMapper
 from .grower import GROWTH, NODE_DTYPE, TreeGrower, predict_binned
@@ -207,7 +208,7 @@ class MARTRanker(BaseEstimator):
         self._check_params()
         if y is None:
             raise ValueError("MARTRanker requires y to be passed, but the target y is None")
-        X, qid = _features_and_qid(X, qid)
+        X, qid = split_qid_column(X, qid)
         names = getattr(X, "columns", None)
         X = _as_matrix(X)
         y = check_labels(y, X.shape[0], name="y")
@@ -224,7 +225,7 @@ class MARTRanker(BaseEstimator):
         self.n_columns_ = loss.n_columns
         sets = [("train", binned, y, ptr, None)]
         for i, es in enumerate(eval_set or []):
-            Xe, qe = _features_and_qid(es[0], None)
+            Xe, qe = split_qid_column(es[0], None)
             Xe, ye = _as_matrix(Xe), es[1]
             ge = es[2] if len(es) > 2 else (eval_group[i] if eval_group is not None else None)
             if Xe.shape[1] != self.n_features_:
@@ -343,7 +344,7 @@ class MARTRanker(BaseEstimator):
     def raw_predict(self, X, n_iterations=None):
         """Scores per column (``(n, n_classes)`` for McRank)."""
         self._check_fitted()
-        X = _as_matrix(_features_and_qid(X, None)[0])
+        X = _as_matrix(split_qid_column(X, None)[0])
         if X.shape[1] != self.n_features_:
             raise ValueError(f"X has {X.shape[1]} features, but MARTRanker is expecting {self.n_features_} "
                              "features as input (the number it was fitted on)")
@@ -379,7 +380,7 @@ class MARTRanker(BaseEstimator):
         """
         from lambda_objectives import mean_metric, resolve_group_ptr
 
-        X, qid = _features_and_qid(X, qid)
+        X, qid = split_qid_column(X, qid)
         s = self.predict(X)
         ptr = resolve_group_ptr(s.shape[0], group=group, qid=qid)
         return mean_metric(s, y, ptr, self.score_metric)
@@ -485,16 +486,6 @@ def _add_round(trees, binned, S):
             S += col
         else:
             S[:, c] += col
-
-
-def _features_and_qid(X, qid):
-    """Split a ``qid`` column off a DataFrame ``X`` (it is never a feature); ``qid`` may not be given twice."""
-    columns = getattr(X, "columns", None)
-    if columns is not None and "qid" in columns:
-        if qid is not None:
-            raise ValueError("X has a 'qid' column and qid= was passed too; give the queries once")
-        return X.drop(columns="qid"), X["qid"].to_numpy()
-    return X, qid
 
 
 def _as_matrix(X):

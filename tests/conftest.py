@@ -33,3 +33,18 @@ def small_ranking():
     from lambda_objectives.datasets import make_ranking
 
     return make_ranking(120, docs_per_query=(5, 40), n_features=8, seed=3)
+
+
+@pytest.fixture(scope="module")
+def letor_folder(tmp_path_factory):
+    """A two-fold LETOR-layout folder of small synthetic files, for the comparison commands."""
+    from lambda_objectives import make_ranking, save_letor
+
+    root = tmp_path_factory.mktemp("data")
+    for f in (1, 2):
+        d = root / f"Fold{f}"
+        d.mkdir()
+        for split, nq in (("train", 40), ("vali", 12), ("test", 12)):
+            data = make_ranking(nq, docs_per_query=(5, 25), n_features=6, seed=10 * f + len(split))
+            save_letor(d / f"{split}.txt", data.X, data.y, group_ptr=data.group_ptr)
+    return root

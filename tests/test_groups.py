@@ -72,3 +72,17 @@ def test_dataframe_qid_accepted_where_group_ptr_is():
     with pytest.raises(ValueError, match="reappears"):
         metric_values([0.0] * 3, [0.0] * 3, pd.DataFrame({"qid": [1, 2, 1]}), "ndcg")
 
+
+
+def test_split_qid_column():
+    import pandas as pd
+
+    from lambda_objectives import split_qid_column
+
+    df = pd.DataFrame({"qid": [1, 1, 2], "a": [0.1, 0.2, 0.3]})
+    X, qid = split_qid_column(df)
+    assert list(X.columns) == ["a"] and list(qid) == [1, 1, 2] and "qid" in df.columns  # input untouched
+    arr = np.zeros((3, 2))
+    assert split_qid_column(arr, qid=[5, 5, 6])[0] is arr
+    with pytest.raises(ValueError, match="give the queries once"):
+        split_qid_column(df, qid=[1, 1, 2])

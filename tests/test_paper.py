@@ -8,19 +8,6 @@ import pytest
 
 from comparisons import paper
 from comparisons.__main__ import main as cli
-from lambda_objectives import make_ranking, save_letor
-
-
-@pytest.fixture(scope="module")
-def letor_folder(tmp_path_factory):
-    root = tmp_path_factory.mktemp("data")
-    for f in (1, 2):
-        d = root / f"Fold{f}"
-        d.mkdir()
-        for split, nq in (("train", 40), ("vali", 12), ("test", 12)):
-            data = make_ranking(nq, docs_per_query=(5, 25), n_features=6, seed=10 * f + len(split))
-            save_letor(d / f"{split}.txt", data.X, data.y, group_ptr=data.group_ptr)
-    return root
 
 
 def test_paper_table_counts_are_computed_from_the_transcribed_cells():
