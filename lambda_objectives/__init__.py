@@ -99,3 +99,8 @@ from .linear import (  # noqa: E402
 __all__ += ["HeatmapTree", "decision_paths", "heatmap_counts", "render_html", "render_png",
             "best_linear_combination", "LinearLambdaRank", "MLPLambdaRank", "directions_needed",
             "local_optimality_test"]
+
+# --- xendcg ---
+from .xendcg import XENDCGGammas, xendcg_gradients  # noqa: E402
+
+__all__ += ["XENDCGGammas", "xendcg_gradients"]
