@@ -1,4 +1,4 @@
-"""Benchmark of the lambda kernels: pairs/s per metric, ΔERR prefix vs naive, ΔNDCG vs LightGBM native.
+"""Benchmark of the lambda kernels: pairs/s per metric, ΔERR prefix vs naive, ΔNDCG vs LightGBM native, XE-NDCG vs ΔNDCG.
 
 Every figure is a ratio against a peer timed in the same run; absolute times are context only.
 Run: ``python -m comparisons.bench_kernels [--quick]``.
@@ -11,7 +11,7 @@ import time
 import numpy as np
 from numba import njit
 
-from lambda_objectives import lambda_gradients
+from lambda_objectives import XENDCGGammas, lambda_gradients, xendcg_gradients
 from lambda_objectives._ranking import stable_order_desc
 
 from ._machine import best_time, machine_record
@@ -235,6 +235,35 @@ def bench_mq2008(quick):
     return {"data": f"MQ2008 Fold1 train ({len(y)} rows, {len(ptr) - 1} queries, {pairs} pairs)", "rows": rows}
 
 
+def bench_xendcg(quick):
+    """XE-NDCG (O(n) per query) as a ratio to the ΔNDCG kernel (O(n·min(n, k))), same data, same run.
+
+    Both at 1 thread. XE-NDCG times include drawing the round's γ (a fresh ``XENDCGGammas``
+    round per call, what training pays); ``fixed γ`` isolates the kernel.
+    """
+    rows = []
+    for docs in (20, 120):
+        n_queries = (30000 if not quick else 3000) // docs * 4
+        s, y, ptr = _web_like(n_queries, docs, seed=docs)
+        reps = 3 if quick else 5
+        t_full = best_time(lambda: lambda_gradients(s, y, ptr, "ndcg", n_threads=1), reps)
+        t_10 = best_time(lambda: lambda_gradients(s, y, ptr, "ndcg", k=10, n_threads=1), reps)
+        row = {"docs_per_query": docs, "queries": n_queries, "ndcg_full_s": t_full, "ndcg_at10_s": t_10}
+        gam = XENDCGGammas(ptr, seed=0).draw()
+        for preset in (None, "lightgbm"):
+            state = XENDCGGammas(ptr, seed=5, preset=preset)
+            name = preset or "exact"
+            t = best_time(lambda: xendcg_gradients(s, y, ptr, seed=state, preset=preset, n_threads=1), reps)
+            row[f"xendcg_{name}_s"] = t
+            row[f"xendcg_{name}_over_ndcg_full"] = t / t_full
+            row[f"xendcg_{name}_over_ndcg_at10"] = t / t_10
+        t_fixed = best_time(lambda: xendcg_gradients(s, y, ptr, gammas=gam, n_threads=1), reps)
+        row["xendcg_exact_fixed_gamma_over_ndcg_full"] = t_fixed / t_full
+        row["xendcg_exact_fixed_gamma_over_ndcg_at10"] = t_fixed / t_10
+        rows.append(row)
+    return {"data": "synthetic web-like, grades 0..4", "rows": rows}
+
+
 def run(quick=False):
     """All kernel benchmarks; returns a JSON-serialisable dict."""
     return {
@@ -243,6 +272,7 @@ def run(quick=False):
         "err_prefix_vs_naive": bench_err_prefix_vs_naive(quick),
         "ndcg_vs_lightgbm_native": bench_vs_lightgbm(quick),
         "mq2008": bench_mq2008(quick),
+        "xendcg_vs_ndcg": bench_xendcg(quick),
     }
 
 
