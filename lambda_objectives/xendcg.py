@@ -130,4 +130,11 @@ def xendcg_gradients(scores, labels, group_ptr, *, seed=0, preset=None, n_thread
     code = xk.PRESET_LIGHTGBM if preset == "lightgbm" else xk.PRESET_EXACT
     with numba_threads(n_threads):
         xk.xendcg_driver(s, y, ptr.astype(PTR, copy=False), gam, code, g, h)
+    if not (np.isfinite(np.sum(g)) and np.isfinite(np.sum(h))):
+        # finite inputs can still overflow: 2**label beyond label 1023, or LightGBM's 1/(1 − ρ)
+        # when one document takes the whole softmax mass
+        i = int(np.flatnonzero(~(np.isfinite(g) & np.isfinite(h)))[0])
+        raise ValueError(f"XE-NDCG gradients are not finite (first at row {i}): labels up to "
+                         f"{float(y.max())!r} overflow 2**label beyond 1023, or (preset='lightgbm') one "
+                         "document's softmax weight is 1 in float64 (a score gap beyond ~37)")
     return g, h

@@ -34,7 +34,9 @@ def _idcg(gains, k):
 
 def _weight_def(weight, ri, rj, gi, gj, yi, yj, idcg, k, mu):
     """The pair weight from its definition, 1-based ranks ``ri, rj`` (any order)."""
-    D = lambda x: math.log2(1 + x)  # noqa: E731  (the papers' D)
+    def D(x):  # the papers' D
+        return math.log2(1 + x)
+
     inv = 1.0 / idcg if idcg > 0 else 0.0
     d = abs(ri - rj)
     delta = abs(1 / D(d) - 1 / D(d + 1))
@@ -45,7 +47,8 @@ def _weight_def(weight, ri, rj, gi, gj, yi, yj, idcg, k, mu):
     if weight == "ndcg_loss2_at_k":
         return abs(gi - gj) * delta * mu_k * inv
     if weight == "ndcg_loss2pp":
-        disc = lambda r: 1 / D(r) if r <= k else 0.0  # noqa: E731  (ΔNDCG@k discount)
+        def disc(r):  # the ΔNDCG@k discount
+            return 1 / D(r) if r <= k else 0.0
         rho = abs(disc(ri) - disc(rj))
         return abs(gi - gj) * (rho + mu * delta * mu_k) * inv
     if weight == "label_diff":

@@ -72,8 +72,8 @@ def test_gammas_advance_per_round_and_seed_reproduces():
 
 def _lgb_parity(X, y, ptr, rounds, seed=5):
     lgb = pytest.importorskip("lightgbm")
-    params = dict(num_leaves=15, learning_rate=0.1, min_data_in_leaf=5, deterministic=True, num_threads=1,
-                  force_row_wise=True, verbose=-1, objective_seed=seed)
+    params = {"num_leaves": 15, "learning_rate": 0.1, "min_data_in_leaf": 5, "deterministic": True,
+              "num_threads": 1, "force_row_wise": True, "verbose": -1, "objective_seed": seed}
     sizes = np.diff(ptr)
     native = lgb.train(dict(params, objective="rank_xendcg"), lgb.Dataset(X, y, group=sizes), rounds)
     gammas = XENDCGGammas(ptr, seed=seed, preset="lightgbm")
@@ -101,11 +101,11 @@ def test_lightgbm_preset_is_bit_identical_mq2008(shared_data):
 
 
 @pytest.mark.parametrize("kwargs, msg", [
-    (dict(preset="xgboost"), "unknown preset"),
-    (dict(seed=1.5), "seed must be an integer"),
-    (dict(gammas=[0.1, 1.0, 0.2]), r"\[0, 1\)"),
-    (dict(gammas=[0.1, 0.2]), "gammas has 2 values"),
-    (dict(gammas=[0.1, 0.2, 0.3], seed=3), "either gammas or seed"),
+    ({"preset": "xgboost"}, "unknown preset"),
+    ({"seed": 1.5}, "seed must be an integer"),
+    ({"gammas": [0.1, 1.0, 0.2]}, r"\[0, 1\)"),
+    ({"gammas": [0.1, 0.2]}, "gammas has 2 values"),
+    ({"gammas": [0.1, 0.2, 0.3], "seed": 3}, "either gammas or seed"),
 ])
 def test_bad_arguments_raise(kwargs, msg):
     with pytest.raises(ValueError, match=msg):
@@ -125,6 +125,10 @@ def test_bad_data_raise_and_inputs_are_not_mutated():
         xendcg_gradients(s, y, [0, 3], seed=XENDCGGammas([0, 1, 3]))
     with pytest.raises(ValueError, match="preset"):
         xendcg_gradients(s, y, [0, 3], seed=XENDCGGammas([0, 3]), preset="lightgbm")
+    with pytest.raises(ValueError, match="not finite"):
+        xendcg_gradients(s, [0.0, 1.0, 1100.0], [0, 3])
+    with pytest.raises(ValueError, match="not finite"):
+        xendcg_gradients([0.0, 100.0, 1.0], y, [0, 3], preset="lightgbm")
     gam = np.array([0.5, 0.25, 0.0])
     before = (s.copy(), y.copy(), gam.copy())
     xendcg_gradients(s, y, np.array([0, 3]), gammas=gam)

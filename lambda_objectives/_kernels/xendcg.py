@@ -49,8 +49,7 @@ def xendcg_query(s, lab, gam, g, h):
         return
     smax = s[0]
     for i in range(1, n):
-        if s[i] > smax:
-            smax = s[i]
+        smax = max(smax, s[i])
     z = 0.0
     tot = 0.0
     for i in range(n):
