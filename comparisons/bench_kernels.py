@@ -11,12 +11,11 @@ import time
 import numpy as np
 from numba import njit
 
-from lambda_objectives import lambda_gradients
-from lambda_objectives._ranking import stable_order_desc
+from lambda_objectives import LAMBDA_METRICS, lambda_gradients, qid_to_ptr
 
 from ._machine import best_time, machine_record
 
-METRICS = ("ndcg", "err", "map", "mrr", "ranknet")
+METRICS = LAMBDA_METRICS
 
 
 def _web_like(n_queries, docs, seed=0):
@@ -70,7 +69,7 @@ def naive_err_lambdas(s, y, group_ptr, max_label, k, sigma, grad, hess):
     for q in range(group_ptr.shape[0] - 1):
         a0 = group_ptr[q]
         n = group_ptr[q + 1] - a0
-        order = stable_order_desc(s[a0:a0 + n])
+        order = np.argsort(-s[a0:a0 + n], kind="mergesort")  # the peers rank as the kernels do
         R = np.empty(n)
         for r in range(n):
             R[r] = (2.0 ** y[a0 + order[r]] - 1.0) / 2.0 ** max_label
@@ -97,7 +96,7 @@ def straightforward_ndcg_lambdas(s, y, group_ptr, sigma, grad, hess):
     for q in range(group_ptr.shape[0] - 1):
         a0 = group_ptr[q]
         n = group_ptr[q + 1] - a0
-        order = stable_order_desc(s[a0:a0 + n])
+        order = np.argsort(-s[a0:a0 + n], kind="mergesort")  # the peers rank as the kernels do
         gains = np.empty(n)
         for r in range(n):
             gains[r] = 2.0 ** y[a0 + r] - 1.0
@@ -225,7 +224,7 @@ def bench_mq2008(quick):
     from sklearn.datasets import load_svmlight_file
 
     _, y, qid = load_svmlight_file(str(path), query_id=True)
-    ptr = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1], True]).astype(np.int64)
+    ptr = qid_to_ptr(qid)
     s = np.random.default_rng(0).normal(size=len(y))
     pairs = _n_pairs(y, ptr)
     rows = []

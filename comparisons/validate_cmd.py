@@ -1,7 +1,7 @@
 """``python -m comparisons validate --data DIR``: the engines' own gradients vs our preset kernels.
 
 For each fold's training file, the first few queries are probed (one boosting round in which every
-document gets its own leaf; see :mod:`lambda_objectives.validate`) at random scores, for every
+document gets its own leaf; see :mod:`lambda_objectives.probe`) at random scores, for every
 preset setting, and compared with our kernel at float32 precision (relative 1e-6). The probe
 runs each engine in its own process (LightGBM and XGBoost slow each other down in one process).
 """
@@ -31,7 +31,7 @@ def probe(engine, params, path, n_q, seed):
 
     from lambda_objectives import load_letor
     from lambda_objectives.adapters import LightGBMObjective, XGBoostObjective
-    from lambda_objectives.validate import (
+    from lambda_objectives.probe import (
         compare_gradients,
         probe_lightgbm,
         probe_xgboost,

@@ -3,7 +3,10 @@
 The public API is flat: everything a user needs is importable from ``lambda_objectives``.
 """
 
+from ._threads import numba_threads
+from .checks import check_k, check_labels, check_n_threads, check_query_weights, check_scores
 from .groups import (
+    check_group_ptr,
     frame_group_ptr,
     ptr_to_qid,
     ptr_to_sizes,
@@ -16,6 +19,13 @@ from .groups import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "check_group_ptr",
+    "check_k",
+    "check_labels",
+    "check_n_threads",
+    "check_query_weights",
+    "check_scores",
+    "numba_threads",
     "frame_group_ptr",
     "ptr_to_qid",
     "ptr_to_sizes",
@@ -65,7 +75,7 @@ from .adapters import (  # noqa: E402
     xgboost_early_stopping,
     xgboost_metric,
 )
-from .validate import compare_gradients, probe_lightgbm, probe_xgboost  # noqa: E402
+from .probe import compare_gradients, probe_lightgbm, probe_xgboost  # noqa: E402
 
 __all__ += [
     "HessianWarning",

@@ -5,25 +5,19 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _lambda_kernels as lk
+from . import _registry as reg
 from ._config import FLOAT, PTR
-from ._ranking import discount_table
+from ._kernels import pairs
+from ._kernels.ranking import discount_table
 from ._threads import numba_threads
-from ._validation import (
-    check_group_ptr,
-    check_k,
-    check_labels,
-    check_query_weights,
-    check_scores,
-)
-from .metrics import metric_inputs
+from .checks import check_labels, check_query_weights, check_scores
+from .groups import check_group_ptr
 
 __all__ = ["lambda_gradients", "LambdaPairs", "LAMBDA_METRICS"]
 
 #: Metrics :func:`lambda_gradients` accepts.
-LAMBDA_METRICS = ("ndcg", "err", "map", "mrr", "ranknet")
-_CODES = {"ndcg": lk.NDCG, "err": lk.ERR, "map": lk.MAP, "mrr": lk.MRR, "ranknet": lk.RANKNET}
-_NORMALIZE = {None: lk.NORM_NONE, False: lk.NORM_NONE, "lambdarank": lk.NORM_LAMBDARANK}
+LAMBDA_METRICS = reg.names("lambdas")
+_NORMALIZE = {None: pairs.NORM_NONE, False: pairs.NORM_NONE, "lambdarank": pairs.NORM_LAMBDARANK}
 
 
 class LambdaPairs(NamedTuple):
@@ -79,7 +73,7 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
         for ``ndcg``/``err``).
     group_ptr : array-like of shape (n_queries + 1,)
         Query boundaries.
-    metric : {"ndcg", "err", "map", "mrr", "ranknet"}
+    metric : {"ndcg", "err", "map", "mrr", "ranknet"} or ``"name@k"``
     k : int or None
         Truncation; ``None`` = whole list.
     sigma : float
@@ -110,10 +104,7 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
     cost : ndarray of float64, shape (n_queries,)
         Only with ``return_cost=True`` (after ``pairs`` when both are asked for).
     """
-    metric = str(metric).lower()
-    if metric not in _CODES:
-        raise ValueError(f"unknown metric {metric!r} for lambda_gradients; choose one of {LAMBDA_METRICS}")
-    k = check_k(k)
+    metric, k = reg.parse_metric(metric, k, kind="lambdas")
     if isinstance(sigma, bool) or not isinstance(sigma, (int, float, np.floating, np.integer)) \
             or not math.isfinite(sigma) or sigma <= 0:
         raise ValueError(f"sigma must be a finite number > 0, got {sigma!r}")
@@ -121,14 +112,14 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
         raise ValueError(f"normalize must be None or 'lambdarank', got {normalize!r}")
     s = check_scores(scores)
     n = s.shape[0]
-    y = check_labels(labels, n, integer=metric in ("ndcg", "err"))
+    row = reg.REGISTRY[metric]
+    y = check_labels(labels, n, integer=row.integer_labels)
     ptr = check_group_ptr(group_ptr, n)
     n_queries = ptr.shape[0] - 1
     w = check_query_weights(query_weights, n_queries)
     if w is None:
         w = np.ones(n_queries, dtype=FLOAT)
-    values = (np.zeros(n, dtype=FLOAT) if metric == "ranknet"
-              else metric_inputs(y, "ndcg" if metric == "ndcg" else metric, gain, label_gain, max_label, threshold))
+    values = reg.kernel_inputs(metric, y, gain=gain, label_gain=label_gain, max_label=max_label, threshold=threshold)
     grad, hess = _outputs(out, n, scores=scores, labels=labels, group_ptr=group_ptr, query_weights=query_weights)
     sizes = np.diff(ptr)
     kk = np.minimum(sizes, k) if k is not None else sizes
@@ -138,7 +129,7 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
     counts = np.zeros(n_queries, dtype=PTR)
     cost = np.zeros(n_queries, dtype=FLOAT)
     if return_pairs:
-        cap = lk.pair_capacity(y, ptr, 0 if k is None else k)
+        cap = pairs.pair_capacity(y, ptr, 0 if k is None else k)
         pair_ptr = np.zeros(n_queries + 1, dtype=PTR)
         np.cumsum(cap, out=pair_ptr[1:])
         total = int(pair_ptr[-1])
@@ -147,9 +138,9 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
         pair_ptr = np.zeros(n_queries + 1, dtype=PTR)
         pi, pj, ph = np.empty(0, PTR), np.empty(0, PTR), np.empty(0, FLOAT)
     with numba_threads(n_threads) as nt:
-        lk.lambda_driver(s, y, values, ptr, _CODES[metric], 0 if k is None else k, float(sigma), disc, w,
-                         _NORMALIZE[normalize], grad, hess, bool(return_pairs), pair_ptr, pi, pj, ph,
-                         counts, schedule, max(1, min(nt * 4, n_queries)), bool(return_cost), cost)
+        pairs.lambda_driver(s, y, values, ptr, row.code, 0 if k is None else k, float(sigma), disc, w,
+                            _NORMALIZE[normalize], grad, hess, bool(return_pairs), pair_ptr, pi, pj, ph,
+                            counts, schedule, max(1, min(nt * 4, n_queries)), bool(return_cost), cost)
     if not (np.isfinite(np.sum(grad)) and np.isfinite(np.sum(hess))):
         # finite inputs can still overflow: σ² in the Hessian, or sums over many pairs
         raise ValueError(f"gradients or Hessians overflowed to inf/NaN with sigma={sigma!r}: use a smaller sigma "

@@ -9,7 +9,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
-from lambda_objectives._threads import numba_threads
+from lambda_objectives import numba_threads
 from lambda_objectives.groups import split_qid_column
 
 from .binning import BinMapper
@@ -203,7 +203,7 @@ class MARTRanker(BaseEstimator):
     def _fit(self, X, y, group, qid, group_ptr, eval_set, eval_group, init_score, eval_init_score,
              early_stopping_rounds, eval_metric, history_loss, verbose, history_metrics, history_options):
         from lambda_objectives import resolve_group_ptr
-        from lambda_objectives._validation import check_labels
+        from lambda_objectives import check_labels
 
         self._check_params()
         if y is None:

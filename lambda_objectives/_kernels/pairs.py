@@ -1,22 +1,14 @@
-"""LOW LEVEL lambda kernels: per-query gradient/Hessian of LambdaMART for ΔNDCG, ΔERR, ΔMAP, ΔMRR, RankNet.
+"""The one pair loop of every lambda objective: RankNet forces weighted by a metric's |ΔZ|.
 
-Each query is ranked once (scores descending, ties in input order) and every pair ``(a, b)`` of
-rank positions with ``a < b``, ``a < k`` and different labels gets the closed-form ``|ΔZ|`` of
-swapping the two documents, so one query costs ``O(n * min(n, k))``:
-
-* ΔNDCG@k = |G_a − G_b| · |D_a − D_b| / IDCG@k, ``D_r = 1/log2(r+2)`` for ``r < k``, else 0;
-* ΔERR@k: Burges' prefix-product construction (MSR-TR-2010-82 §3) in its division-free form:
-  with ``P_a = prod_{t<a}(1−R_t)``, ``Q = prod_{a<t<b}(1−R_t)`` and
-  ``S = sum_{a<t<min(b,k)} prod_{a<u<t}(1−R_u) R_t/(t+1)`` carried along the inner loop,
-  ``ΔERR = (R_b − R_a) P_a/(a+1) + P_a (R_a − R_b) S + [b<k] P_a Q (R_a − R_b)/(b+1)``;
-* ΔAP@k (binary relevance): from the inclusive prefix count ``c`` of relevant documents and
-  the prefix sum ``B`` of ``rel_t/(t+1)`` over ``t < k``;
-* ΔRR@k: from the first and second relevant positions;
-* RankNet: ``|ΔZ| = 1``.
+Each query is ranked once (``ranking.stable_order_desc``) and every pair ``(a, b)`` of rank
+positions with ``a < b``, ``a < k`` and different labels gets the weight ``|ΔZ|`` of the metric
+selected by its registry code (the closed forms live in the metric modules: ``ndcg``, ``err``,
+``ap``, ``rr``; RankNet's weight is 1). With ``ρ = 1/(1 + exp(σ(s_hi − s_lo)))`` the pair adds
+``∓σ|ΔZ|ρ`` to the gradients and ``σ²|ΔZ|ρ(1 − ρ)`` to both Hessians (Burges, MSR-TR-2010-82,
+§4 and §7), so one query costs ``O(n · min(n, k))``.
 
 ``values`` carries the per-document quantity of the metric (gain, ``R`` or 0/1 relevance),
-prepared by the Python layer with the metric module's own function, so metric and lambdas can
-never disagree on gains.
+prepared by the registry's input function, so metric and lambdas never disagree on gains.
 """
 
 import math
@@ -24,10 +16,13 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._metric_kernels import ideal_dcg
-from ._ranking import stable_order_desc
+from .._registry import ERR, MAP, MRR, NDCG
+from .ap import ap_delta, relevance_prefix
+from .err import err_advance, err_delta, err_prefix
+from .ndcg import ndcg_delta, ndcg_inverse_ideal
+from .ranking import cutoff, stable_order_desc
+from .rr import rr_delta
 
-NDCG, ERR, MAP, MRR, RANKNET = 0, 1, 2, 3, 4
 NORM_NONE, NORM_LAMBDARANK = 0, 1
 _TINY = 1e-280
 
@@ -55,7 +50,7 @@ def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
         h[r] = 0.0
     if n <= 1:
         return 0, 0.0
-    kk = n if (k <= 0 or k > n) else k
+    kk = cutoff(n, k)
     order = stable_order_desc(s)
     # one allocation for every per-query table: short queries are dominated by allocator calls
     work = np.empty(8 * n + 1)
@@ -82,39 +77,18 @@ def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
 
     # Per-query tables of the metric; an ideal value of 0 means every |ΔZ| is 0.
     inv = 0.0
-    # pref, ERR: P; MAP: inclusive relevant count c. acc, MAP: B (prefix of rel_t/(t+1), t < k)
     n_rel = 0.0
     first = n
     second = n
     if metric == NDCG:
-        idcg = ideal_dcg(val, k, disc)
-        if idcg == 0.0:
+        inv = ndcg_inverse_ideal(val, k, disc)
+        if inv == 0.0:
             return 0, 0.0
-        inv = 1.0 / idcg
     elif metric == ERR:
-        pref[0] = 1.0
-        any_rel = False
-        for r in range(n):
-            pref[r + 1] = pref[r] * (1.0 - vr[r])
-            if vr[r] > 0.0:
-                any_rel = True
-        if not any_rel:
+        if not err_prefix(vr, pref):
             return 0, 0.0
     elif metric == MAP or metric == MRR:
-        run = 0.0
-        b = 0.0
-        for r in range(n):
-            if vr[r] > 0.0:
-                run += 1.0
-                if r < kk:
-                    b += 1.0 / (r + 1.0)
-                if first == n:
-                    first = r
-                elif second == n:
-                    second = r
-            pref[r] = run
-            acc[r] = b
-        n_rel = run
+        n_rel, first, second = relevance_prefix(vr, kk, pref, acc)
         if n_rel == 0.0:
             return 0, 0.0
     rr_first = 1.0 / (first + 1.0) if first < kk else 0.0
@@ -136,33 +110,14 @@ def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
             rb = vr[b]
             if la != lb:
                 if metric == NDCG:
-                    db = disc[b] if b < kk else 0.0
-                    dz = abs(ra - rb) * abs(disc[a] - db) * inv
+                    dz = ndcg_delta(ra, rb, a, b, kk, disc, inv)
                 elif metric == ERR:
-                    dz = (rb - ra) * pref[a] / (a + 1.0) + pref[a] * (ra - rb) * s_sum
-                    if b < kk:
-                        dz += pref[a] * q_prod * (ra - rb) / (b + 1.0)
-                    dz = abs(dz)
+                    dz = err_delta(ra, rb, a, b, kk, pref[a], q_prod, s_sum)
                 elif metric == MAP:
-                    if ra == rb:
-                        dz = 0.0
-                    else:
-                        mid = acc[min(b, kk) - 1] - acc[a]
-                        at_b = pref[b] / (b + 1.0) if b < kk else 0.0
-                        if ra > 0.0:
-                            dz = -pref[a] / (a + 1.0) - mid + at_b
-                        else:
-                            dz = (pref[a] + 1.0) / (a + 1.0) + mid - at_b
-                        dz = abs(dz) / n_rel
+                    dz = ap_delta(ra, rb, a, b, kk, pref, acc, n_rel)
                 elif metric == MRR:
-                    dz = 0.0
-                    if rb > 0.0 and ra == 0.0:
-                        if a < first:
-                            dz = 1.0 / (a + 1.0) - rr_first
-                    elif ra > 0.0 and rb == 0.0 and a == first:
-                        nxt = min(b, second)
-                        dz = rr_first - (1.0 / (nxt + 1.0) if nxt < kk else 0.0)
-                else:
+                    dz = rr_delta(ra, rb, a, b, kk, first, second, rr_first)
+                else:  # RankNet
                     dz = 1.0
                 if dz != 0.0:
                     # branch-free orientation: the pair's upper-labelled member is a or b
@@ -195,9 +150,7 @@ def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
                         ph[count] = hh
                     count += 1
             if metric == ERR:
-                if b < kk:
-                    s_sum += q_prod * rb / (b + 1.0)
-                q_prod *= 1.0 - rb
+                q_prod, s_sum = err_advance(rb, b, kk, q_prod, s_sum)
         gr[a] += ga
         hr[a] += ha
 
@@ -221,7 +174,7 @@ def pair_capacity(lab, group_ptr, k):
     for q in range(n_queries):
         a0 = group_ptr[q]
         n = group_ptr[q + 1] - a0
-        kk = n if (k <= 0 or k > n) else k
+        kk = cutoff(n, k)
         # Pairs with the upper member in the top kk are bounded by the count of unequal labels
         # among all pairs touching the top kk, independent of the ranking.
         labels = np.sort(lab[a0:a0 + n])
@@ -254,7 +207,7 @@ def lambda_driver(scores, labels, values, group_ptr, metric, k, sigma, disc, wei
             p0 = pair_ptr[q]
             p1 = pair_ptr[q + 1]
             stored, v = query_lambdas(scores[a:b], labels[a:b], values[a:b], metric, k, sigma, disc,
-                                 weights[q], normalize, grad[a:b], hess[a:b], store,
-                                 pi[p0:p1], pj[p0:p1], ph[p0:p1], a, want_cost)
+                                      weights[q], normalize, grad[a:b], hess[a:b], store,
+                                      pi[p0:p1], pj[p0:p1], ph[p0:p1], a, want_cost)
             counts[q] = stored
             cost[q] = v

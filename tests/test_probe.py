@@ -9,7 +9,7 @@ pytest.importorskip("xgboost")
 from conftest import shared_file  # noqa: E402
 
 from lambda_objectives.adapters import LightGBMObjective, XGBoostObjective  # noqa: E402
-from lambda_objectives.validate import compare_gradients, probe_lightgbm, probe_xgboost  # noqa: E402
+from lambda_objectives.probe import compare_gradients, probe_lightgbm, probe_xgboost  # noqa: E402
 
 
 def _few_queries(path, query_file=None, n_q=6):

@@ -14,7 +14,7 @@ import numpy as np
 
 from ._config import FLOAT
 from ._optional import require
-from ._validation import check_group_ptr
+from .groups import check_group_ptr
 
 __all__ = ["probe_lightgbm", "probe_xgboost", "compare_gradients"]
 
