@@ -56,7 +56,7 @@ def relevance_prefix(vr, kk, count, reciprocal):
     return run, first, second
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always")  # array arguments: LLVM alone does not inline it (2x slower ΔAP)
 def ap_delta(ra, rb, a, b, kk, count, reciprocal, n_rel):
     """``|ΔAP@k|`` of swapping positions ``a < b`` with relevances ``ra``, ``rb``."""
     if ra == rb:

@@ -41,7 +41,7 @@ def err_prefix(vr, pref):
     return any_rel
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def err_delta(ra, rb, a, b, kk, p_a, q_prod, s_sum):
     """``|ΔERR@k|`` of swapping positions ``a < b``; ``p_a = P_a``, ``q_prod = Q``, ``s_sum = S``."""
     dz = (rb - ra) * p_a / (a + 1.0) + p_a * (ra - rb) * s_sum
@@ -50,7 +50,7 @@ def err_delta(ra, rb, a, b, kk, p_a, q_prod, s_sum):
     return abs(dz)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def err_advance(rb, b, kk, q_prod, s_sum):
     """``(Q, S)`` once position ``b`` joins the span between ``a`` and the next ``b``."""
     if b < kk:

@@ -35,7 +35,7 @@ def ndcg_inverse_ideal(values, k, disc):
     return 0.0 if idcg == 0.0 else 1.0 / idcg
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def ndcg_delta(ga, gb, a, b, kk, disc, inv_idcg):
     """``|ΔNDCG@k|`` of swapping positions ``a < b`` with gains ``ga``, ``gb``."""
     db = disc[b] if b < kk else 0.0

@@ -18,7 +18,7 @@ def rr_value(values, order, kk):
     return 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def rr_delta(ra, rb, a, b, kk, first, second, rr_first):
     """``|ΔRR@k|`` of swapping positions ``a < b``; ``rr_first = 1/(first+1)`` (0 beyond ``k``)."""
     if rb > 0.0 and ra == 0.0:
