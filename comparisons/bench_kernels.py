@@ -11,7 +11,7 @@ import time
 import numpy as np
 from numba import njit
 
-from lambda_objectives import LAMBDA_METRICS, lambda_gradients, qid_to_ptr
+from lambda_objectives import LAMBDA_METRICS, lambda_gradients, qid_to_ptr, xendcg_gradients
 
 from ._machine import best_time, machine_record
 
@@ -134,6 +134,13 @@ def bench_pairs_per_second(quick):
             row[f"seconds_{nt}t"] = t
             row[f"Mpairs_per_s_per_core_{nt}t"] = pairs / t / nt / 1e6
         rows.append(row)
+    gam = np.random.default_rng(1).random(s.shape[0])
+    xendcg_gradients(s, y, ptr, gammas=gam, n_threads=1)
+    rows.append({"metric": "xendcg (listwise, O(n))", "pairs": pairs,
+                 "seconds_1t": best_time(lambda: xendcg_gradients(s, y, ptr, gammas=gam, n_threads=1),
+                                         2 if quick else 3)})
+    for row in rows:  # each objective's cost against the ΔNDCG kernel timed in the same run
+        row["seconds_over_ndcg_1t"] = row["seconds_1t"] / rows[0]["seconds_1t"]
     g = np.empty_like(s)
     h = np.empty_like(s)
     straightforward_ndcg_lambdas(s, y, ptr, 1.0, g, h)  # compile

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lambda_objectives import LAMBDA_METRICS
+from lambda_objectives import OBJECTIVES
 
 from ._cli import convention_arg, csv_arg, positive_float, positive_int
 from ._machine import log, machine_record
@@ -68,7 +68,7 @@ def one_run(cfg):
 
 def add_arguments(p):
     p.add_argument("--data", required=True, help="a LETOR-layout folder")
-    p.add_argument("--metric", default="ndcg", choices=LAMBDA_METRICS,
+    p.add_argument("--metric", default="ndcg", choices=OBJECTIVES,
                    help="the metric of our lambda objective")
     p.add_argument("--k", type=positive_int, default=10, help="its truncation")
     p.add_argument("--rounds", type=positive_int, default=100, help="boosting rounds")

@@ -62,9 +62,10 @@ from .metrics import (  # noqa: E402
 __all__ += ["CONVENTIONS", "METRICS", "convention_label", "mean_metric", "metric_table", "metric_values",
             "parse_metric"]
 # --- lambdas ---
-from .lambdas import LAMBDA_METRICS, LambdaPairs, lambda_gradients  # noqa: E402
+from .lambdas import LAMBDA_METRICS, OBJECTIVES, LambdaPairs, lambda_gradients  # noqa: E402
+from .xendcg import xendcg_gradients  # noqa: E402
 
-__all__ += ["LAMBDA_METRICS", "LambdaPairs", "lambda_gradients"]
+__all__ += ["LAMBDA_METRICS", "OBJECTIVES", "LambdaPairs", "lambda_gradients", "xendcg_gradients"]
 # --- adapters ---
 from .adapters import (  # noqa: E402
     HessianWarning,

@@ -18,6 +18,11 @@ from .checks import check_k
 
 # One code per metric for every kernel family (plain module constants: numba folds them).
 NDCG, DCG, ERR, MAP, MRR, RANKNET = 0, 1, 2, 3, 4, 5
+NDCG_LOSS2, NDCG_LOSS2PP, LABEL_DIFF, GAIN_DIFF = 6, 7, 8, 9
+XENDCG = 10
+
+#: ``integer_labels`` value of the gain-based rows: whole grades unless ``gain='linear'``
+UNLESS_LINEAR = "unless linear gain"
 
 
 def _gain_inputs(labels, gain="exp", label_gain=None, **_):
@@ -61,7 +66,7 @@ class Entry:
 
     name: str
     code: int
-    integer_labels: bool        # graded labels required (gain tables, ERR's 2**l)
+    integer_labels: object      # True: whole grades (ERR's 2**l scale); UNLESS_LINEAR; False: any label
     metric: bool                # has a value: metric_values, eval metrics, combine
     lambdas: bool               # has a lambda gradient: lambda_gradients, the exact adapters
     inputs: object              # validated labels + options -> per-document kernel values
@@ -70,14 +75,15 @@ class Entry:
     engine_eval: dict = field(default_factory=dict)  # engine -> its native eval-metric name
     aliases: tuple = ()
     summary: str = ""
+    listwise: bool = False      # a listwise objective (its own kernel, not the pair loop)
 
 
 _ROWS = (
-    Entry("ndcg", NDCG, True, True, True, _gain_inputs, ("gain", "label_gain"),
+    Entry("ndcg", NDCG, UNLESS_LINEAR, True, True, _gain_inputs, ("gain", "label_gain"),
           presets={"lightgbm": "lambdarank", "xgboost": "rank:ndcg"},
           engine_eval={"lightgbm": "ndcg", "xgboost": "ndcg"},
           summary="normalised discounted cumulative gain"),
-    Entry("dcg", DCG, True, True, False, _gain_inputs, ("gain", "label_gain"),
+    Entry("dcg", DCG, UNLESS_LINEAR, True, False, _gain_inputs, ("gain", "label_gain"),
           summary="discounted cumulative gain"),
     Entry("err", ERR, True, True, True, _err_inputs, ("max_label",),
           summary="expected reciprocal rank"),
@@ -89,6 +95,16 @@ _ROWS = (
     Entry("ranknet", RANKNET, False, False, True, _no_inputs,
           presets={"xgboost": "rank:pairwise"}, aliases=("pairwise",),
           summary="RankNet: every differently labelled pair weighted 1"),
+    Entry("ndcg_loss2", NDCG_LOSS2, UNLESS_LINEAR, False, True, _gain_inputs, ("gain", "label_gain"),
+          summary="LambdaLoss NDCG-Loss2 (Wang et al. 2018); with k, LambdaLoss@K (Jagerman et al. 2022)"),
+    Entry("ndcg_loss2pp", NDCG_LOSS2PP, UNLESS_LINEAR, False, True, _gain_inputs, ("gain", "label_gain"),
+          summary="LambdaLoss NDCG-Loss2++: the LambdaRank weight plus mu times NDCG-Loss2's"),
+    Entry("label_diff", LABEL_DIFF, False, False, True, _no_inputs,
+          summary="pair weight |y_i - y_j|"),
+    Entry("gain_diff", GAIN_DIFF, UNLESS_LINEAR, False, True, _gain_inputs, ("gain", "label_gain"),
+          summary="pair weight |G_i - G_j|"),
+    Entry("xendcg", XENDCG, False, False, False, _no_inputs, presets={"lightgbm": "rank_xendcg"},
+          summary="XE-NDCG, listwise softmax cross-entropy (Bruch et al. 2021)", listwise=True),
 )
 
 #: name (and alias) -> row
@@ -99,10 +115,17 @@ for _row in _ROWS:
 
 
 def names(kind=None, preset=None):
-    """Canonical names of the rows with a ``kind`` (``"metric"``/``"lambdas"``) or engine ``preset``."""
+    """Canonical names of the rows with a ``kind`` or engine ``preset``.
+
+    ``kind``: ``"metric"`` (has a value), ``"lambdas"`` (a pair objective of the pair loop),
+    ``"objective"`` (anything an adapter can train with: pair or listwise).
+    """
     out = []
     for row in _ROWS:
-        if kind is not None and not getattr(row, kind):
+        if kind == "objective":
+            if not (row.lambdas or row.listwise):
+                continue
+        elif kind is not None and not getattr(row, kind):
             continue
         if preset is not None and preset not in row.presets:
             continue
@@ -125,7 +148,7 @@ def parse_metric(name, k=None, kind=None, preset=None):
     allowed = names(kind, preset)
     row = REGISTRY.get(m.group(1)) if m else None
     if row is None or row.name not in allowed:
-        what = " for a lambda objective" if kind == "lambdas" else ""
+        what = {"lambdas": " for a lambda objective", "objective": " for an objective"}.get(kind, "")
         where = f" with preset={preset!r}" if preset is not None else ""
         raise ValueError(f"unknown metric {name!r}{what}{where}; choose one of {allowed}, optionally with @k")
     k = check_k(k)
@@ -135,6 +158,37 @@ def parse_metric(name, k=None, kind=None, preset=None):
             raise ValueError(f"metric {name!r} says k={ks} but k={k} was passed")
         k = ks
     return row.name, k
+
+
+def needs_integer_labels(name, gain="exp", label_gain=None):
+    """Whether metric ``name`` needs whole-number grades with these gain options.
+
+    ERR's ``2**l / 2**max_label`` scale needs grades; a ``label_gain`` table is indexed by grade;
+    exponential gain is defined for grades; linear gain takes real-valued labels.
+    """
+    rule = REGISTRY[name].integer_labels
+    if rule == UNLESS_LINEAR:
+        return label_gain is not None or gain != "linear"
+    return bool(rule)
+
+
+def is_weight_function(obj):
+    """Whether ``obj`` is a user's pair-weight function (an ``@njit``-compiled numba dispatcher).
+
+    Raises ``ValueError`` for a plain Python callable: the pair loop runs in numba and can only
+    call compiled functions.
+    """
+    if isinstance(obj, str):
+        return False
+    import numba
+    from numba.core.dispatcher import Dispatcher
+
+    if isinstance(obj, Dispatcher) or (numba.config.DISABLE_JIT and callable(obj)):  # njit is a no-op then
+        return True
+    if callable(obj):
+        raise ValueError(f"a pair-weight function must be compiled with numba's @njit (got {obj!r}); decorate it "
+                         "with @numba.njit and give it the signature (a, b, label_a, label_b, gain_a, gain_b, k)")
+    return False
 
 
 def kernel_inputs(name, labels, **options):

@@ -55,7 +55,8 @@ def check_labels(labels, n_rows, integer=False, name="labels"):
         if frac.any():
             i = int(np.flatnonzero(frac)[0])
             raise ValueError(
-                f"{name} must be integer relevance grades for a gain table, row {i} is {arr[i]!r}"
+                f"{name} must be integer relevance grades for this metric and gain, row {i} is {arr[i]!r}; "
+                "real-valued labels need gain='linear' (ERR and label_gain tables need grades)"
             )
     return arr
 

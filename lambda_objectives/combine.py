@@ -129,7 +129,7 @@ def best_linear_combination(s1, s2, labels, group_ptr, metric="ndcg@10", k=None,
     """
     metric, k = parse_metric(metric, k)
     s1, s2 = check_scores(s1, "s1"), check_scores(s2, "s2")
-    y = check_labels(labels, s1.shape[0], integer=reg.REGISTRY[metric].integer_labels)
+    y = check_labels(labels, s1.shape[0], integer=reg.needs_integer_labels(metric, gain, label_gain))
     ptr = check_group_ptr(group_ptr, s1.shape[0])
     nq = ptr.shape[0] - 1
     if nq == 0:

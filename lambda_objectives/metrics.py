@@ -128,7 +128,7 @@ def metric_values(scores, labels, group_ptr, metric, k=None, *, convention=None,
     if ideal_zero not in IDEAL_ZERO:
         raise ValueError(f"ideal_zero must be one of {tuple(IDEAL_ZERO)}, got {ideal_zero!r}")
     s = check_scores(scores)
-    y = check_labels(labels, s.shape[0], integer=reg.REGISTRY[metric].integer_labels)
+    y = check_labels(labels, s.shape[0], integer=reg.needs_integer_labels(metric, gain, label_gain))
     ptr = check_group_ptr(group_ptr, s.shape[0])
     values = reg.kernel_inputs(metric, y, gain=gain, label_gain=label_gain, max_label=max_label,
                                threshold=threshold)

@@ -3,7 +3,7 @@
 Each query is ranked once (``ranking.stable_order_desc``) and every pair ``(a, b)`` of rank
 positions with ``a < b``, ``a < k`` and different labels gets the weight ``|ΔZ|`` of the metric
 selected by its registry code (the closed forms live in the metric modules: ``ndcg``, ``err``,
-``ap``, ``rr``; RankNet's weight is 1). With ``ρ = 1/(1 + exp(σ(s_hi − s_lo)))`` the pair adds
+``ap``, ``rr``; the LambdaLoss weights in ``lambdaloss``; RankNet's weight is 1). With ``ρ = 1/(1 + exp(σ(s_hi − s_lo)))`` the pair adds
 ``∓σ|ΔZ|ρ`` to the gradients and ``σ²|ΔZ|ρ(1 − ρ)`` to both Hessians (Burges, MSR-TR-2010-82,
 §4 and §7), so one query costs ``O(n · min(n, k))``.
 
@@ -16,9 +16,10 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .._registry import ERR, MAP, MRR, NDCG
+from .._registry import ERR, GAIN_DIFF, LABEL_DIFF, MAP, MRR, NDCG, NDCG_LOSS2, NDCG_LOSS2PP, RANKNET
 from .ap import ap_delta, relevance_prefix
 from .err import err_advance, err_delta, err_prefix
+from .lambdaloss import gap_deltas, ndcg_loss2_weight, ndcg_loss2pp_weight
 from .ndcg import ndcg_delta, ndcg_inverse_ideal
 from .ranking import cutoff, stable_order_desc
 from .rr import rr_delta
@@ -38,11 +39,12 @@ def _rho(x):
 
 @njit(cache=True)
 def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
-                  store, pi, pj, ph, row0, want_cost):
+                  store, pi, pj, ph, row0, want_cost, mu):
     """Fill ``g``/``h`` (this query's rows) and, if ``store``, the pair slots.
 
     Returns ``(pairs stored, cost)``; ``cost`` (only with ``want_cost``) is the query's
-    fixed-ranking pairwise cost ``weight · Σ |ΔZ| log(1 + exp(−σ(s_hi − s_lo)))``.
+    fixed-ranking pairwise cost ``weight · Σ |ΔZ| log(1 + exp(−σ(s_hi − s_lo)))``. ``mu`` is
+    NDCG-Loss2++'s weight of the rank-gap term (unused by the other codes).
     """
     n = s.shape[0]
     for r in range(n):
@@ -80,10 +82,12 @@ def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
     n_rel = 0.0
     first = n
     second = n
-    if metric == NDCG:
+    if metric == NDCG or metric == NDCG_LOSS2 or metric == NDCG_LOSS2PP:
         inv = ndcg_inverse_ideal(val, k, disc)
         if inv == 0.0:
             return 0, 0.0
+        if metric != NDCG:
+            gap_deltas(disc, kk, acc, pref)  # LambdaLoss's δ per rank gap and @K multiplier
     elif metric == ERR:
         if not err_prefix(vr, pref):
             return 0, 0.0
@@ -117,6 +121,14 @@ def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
                     dz = ap_delta(ra, rb, a, b, kk, pref, acc, n_rel)
                 elif metric == MRR:
                     dz = rr_delta(ra, rb, a, b, kk, first, second, rr_first)
+                elif metric == NDCG_LOSS2:
+                    dz = ndcg_loss2_weight(ra, rb, a, b, acc, pref, inv)
+                elif metric == NDCG_LOSS2PP:
+                    dz = ndcg_loss2pp_weight(ra, rb, a, b, kk, disc, acc, pref, inv, mu)
+                elif metric == LABEL_DIFF:
+                    dz = abs(la - lb)
+                elif metric == GAIN_DIFF:
+                    dz = abs(ra - rb)
                 else:  # RankNet
                     dz = 1.0
                 if dz != 0.0:
@@ -192,22 +204,99 @@ def pair_capacity(lab, group_ptr, k):
     return cap
 
 
-@njit(cache=True, parallel=True)
-def lambda_driver(scores, labels, values, group_ptr, metric, k, sigma, disc, weights, normalize,
-                  grad, hess, store, pair_ptr, pi, pj, ph, counts, schedule, n_chunks, want_cost, cost):
-    """All queries; ``schedule`` lists queries by decreasing cost and is dealt round-robin to
-    ``n_chunks`` parallel chunks, so uneven list lengths still balance. Each query writes only
-    its own rows (and its own pair slots), so the result does not depend on the thread count."""
-    n_queries = group_ptr.shape[0] - 1
-    for c in prange(n_chunks):
-        for t in range(c, n_queries, n_chunks):
-            q = schedule[t]
-            a = group_ptr[q]
-            b = group_ptr[q + 1]
-            p0 = pair_ptr[q]
-            p1 = pair_ptr[q + 1]
-            stored, v = query_lambdas(scores[a:b], labels[a:b], values[a:b], metric, k, sigma, disc,
-                                      weights[q], normalize, grad[a:b], hess[a:b], store,
-                                      pi[p0:p1], pj[p0:p1], ph[p0:p1], a, want_cost)
-            counts[q] = stored
-            cost[q] = v
+def _make_driver(metric):
+    """The ``prange`` driver of one metric code.
+
+    ``metric`` is a constant of the closure, so numba compiles (and caches) one pair loop per
+    metric with every other metric's branches pruned: adding an objective costs the others nothing.
+    """
+
+    @njit(cache=True, parallel=True)
+    def driver(scores, labels, values, group_ptr, k, sigma, disc, weights, normalize, grad, hess, store,
+               pair_ptr, pi, pj, ph, counts, schedule, n_chunks, want_cost, cost, mu):
+        n_queries = group_ptr.shape[0] - 1
+        for c in prange(n_chunks):
+            for t in range(c, n_queries, n_chunks):
+                q = schedule[t]
+                a = group_ptr[q]
+                b = group_ptr[q + 1]
+                p0 = pair_ptr[q]
+                p1 = pair_ptr[q + 1]
+                stored, v = query_lambdas(scores[a:b], labels[a:b], values[a:b], metric, k, sigma, disc,
+                                          weights[q], normalize, grad[a:b], hess[a:b], store,
+                                          pi[p0:p1], pj[p0:p1], ph[p0:p1], a, want_cost, mu)
+                counts[q] = stored
+                cost[q] = v
+
+    return driver
+
+
+#: registry code -> its driver. Each query is dealt to one of ``n_chunks`` parallel chunks by
+#: ``schedule`` (queries by decreasing cost, round-robin), so uneven list lengths still balance;
+#: each query writes only its own rows and pair slots, so the result does not depend on the threads.
+DRIVERS = {code: _make_driver(code)
+           for code in (NDCG, ERR, MAP, MRR, RANKNET, NDCG_LOSS2, NDCG_LOSS2PP, LABEL_DIFF, GAIN_DIFF)}
+
+
+@njit
+def _custom_query(s, lab, val, k, sigma, weight, normalize, g, h, weight_fn):
+    """One query with a user's pair weight ``weight_fn(a, b, label_a, label_b, gain_a, gain_b, k)``.
+
+    The same pairs (``a < b``, ``a < k``, labels differ) and the same RankNet force as
+    :func:`query_lambdas`; returns the number of non-finite or negative weights met (0 = fine).
+    """
+    n = s.shape[0]
+    for r in range(n):
+        g[r] = 0.0
+        h[r] = 0.0
+    if n <= 1:
+        return 0
+    kk = cutoff(n, k)
+    order = stable_order_desc(s)
+    gr = np.zeros(n)
+    hr = np.zeros(n)
+    bad = 0
+    total = 0.0
+    for a in range(kk):
+        da = order[a]
+        for b in range(a + 1, n):
+            db = order[b]
+            if lab[da] == lab[db]:
+                continue
+            w = weight_fn(a, b, lab[da], lab[db], val[da], val[db], kk)
+            if not (w >= 0.0 and w < np.inf):
+                bad += 1
+                continue
+            if w == 0.0:
+                continue
+            a_hi = lab[da] > lab[db]
+            x = sigma * (s[da] - s[db])
+            rho = _rho(x if a_hi else -x)
+            lam = sigma * w * rho
+            hh = sigma * sigma * w * rho * (1.0 - rho)
+            signed = -lam if a_hi else lam
+            gr[a] += signed
+            gr[b] -= signed
+            hr[a] += hh
+            hr[b] += hh
+            total += 2.0 * lam
+    scale = weight
+    if normalize == NORM_LAMBDARANK and total > 0.0:
+        scale *= math.log2(1.0 + total) / total
+    for r in range(n):
+        g[order[r]] = gr[r] * scale
+        h[order[r]] = hr[r] * scale
+    return bad
+
+
+@njit(parallel=True)
+def custom_lambda_driver(scores, labels, values, group_ptr, k, sigma, weights, normalize, grad, hess, bad,
+                         weight_fn):
+    """The driver for a user's njit pair weight. Not cached: numba compiles one specialisation per
+    weight function, and a function-typed argument never hits the on-disk cache. ``bad[q]``
+    counts query ``q``'s unusable weights."""
+    for q in prange(group_ptr.shape[0] - 1):
+        a = group_ptr[q]
+        b = group_ptr[q + 1]
+        bad[q] = _custom_query(scores[a:b], labels[a:b], values[a:b], k, sigma, weights[q], normalize,
+                               grad[a:b], hess[a:b], weight_fn)

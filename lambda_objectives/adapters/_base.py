@@ -13,9 +13,9 @@ import numpy as np
 from .. import _registry as reg
 from .._config import ENGINE_FLOAT, FLOAT, PTR
 from .._threads import numba_threads
-from ..checks import check_n_threads
+from ..checks import check_k, check_n_threads
 from ..groups import check_group_ptr
-from .presets import BACKENDS
+from .presets import BACKENDS, option_names
 
 #: stands for "argument not passed" in the engines' 2- and 4-argument call forms
 MISSING = object()
@@ -36,7 +36,12 @@ class LambdaObjective:
         if preset not in BACKENDS:
             raise ValueError(f"preset must be one of {tuple(BACKENDS)}, got {preset!r}")
         # "ndcg@10" works as it does everywhere else; the registry says which metrics each preset has
-        self.metric, self.k = reg.parse_metric(metric, k, kind="lambdas", preset=preset)
+        if reg.is_weight_function(metric):  # a user's @njit pair weight (exact back end only)
+            if preset is not None:
+                raise ValueError("a pair-weight function needs preset=None (the engines have no such objective)")
+            self.metric, self.k = metric, check_k(k)
+        else:
+            self.metric, self.k = reg.parse_metric(metric, k, kind="objective", preset=preset)
         if not (np.isfinite(sigma) and sigma > 0):
             raise ValueError(f"sigma must be a positive finite number, got {sigma!r}")
         if preset == "xgboost" and sigma != 1.0:
@@ -47,10 +52,12 @@ class LambdaObjective:
         if check_hessian not in (True, False, "raise", "warn"):
             raise ValueError(f"check_hessian must be True/False/'warn'/'raise', got {check_hessian!r}")
         self.check_hessian = check_hessian
-        if preset is not None:
-            unknown = set(kernel_options) - BACKENDS[preset].options
+        allowed = option_names(preset, self.metric)
+        if allowed is not None:
+            unknown = set(kernel_options) - allowed
             if unknown:
-                raise ValueError(f"unknown options for preset={preset!r}: {sorted(unknown)}")
+                raise ValueError(f"unknown options for metric={self.metric!r}, preset={preset!r}: {sorted(unknown)}; "
+                                 f"allowed: {sorted(allowed)}")
         self.kernel_options = dict(kernel_options)
         self._slots = {}
         self.n_calls = 0

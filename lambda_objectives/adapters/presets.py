@@ -19,7 +19,9 @@ from .._kernels import lightgbm as lgb_kernels
 from .._kernels import xgboost as xgb_kernels
 from .._kernels.ranking import discount_table, document_gains, gain_table
 from .._registry import REGISTRY
+from .._kernels import xendcg as xendcg_kernels
 from ..lambdas import lambda_gradients
+from ..xendcg import xendcg_gradients
 
 _TABLES = {}
 
@@ -38,6 +40,9 @@ def _sigmoid_table(sigma):
 # -- exact ---------------------------------------------------------------------------------------
 def _prepare_exact(obj, st, weights):
     n = st["n"]
+    if obj.metric == "xendcg":
+        # one generator per objective: fresh γ every round, the same run for the same seed
+        st["rng"] = np.random.default_rng(obj.kernel_options.get("seed", 0))
     st["doc_w"] = None if weights is None else np.ascontiguousarray(weights, dtype=FLOAT)
     st["g64"] = np.zeros(n, FLOAT)
     st["h64"] = np.zeros(n, FLOAT)
@@ -45,7 +50,8 @@ def _prepare_exact(obj, st, weights):
 
 def _exact_options(obj, st):
     opts = obj.kernel_options
-    if obj.metric == "err" and opts.get("max_label") is None and opts.get("label_gain") is None:
+    if isinstance(obj.metric, str) and obj.metric == "err" and opts.get("max_label") is None \
+            and opts.get("label_gain") is None:
         # one satisfaction scale for the whole data set, not each query's own top grade
         opts = dict(opts, max_label=float(st["labels"].max(initial=0.0)))
     return opts
@@ -54,8 +60,12 @@ def _exact_options(obj, st):
 def _compute_exact(obj, st, scores):
     s = np.asarray(scores, dtype=FLOAT)
     g64, h64 = st["g64"], st["h64"]
-    lambda_gradients(s, st["labels"], st["ptr"], obj.metric, obj.k, obj.sigma,
-                     out=(g64, h64), n_threads=obj.n_threads, **_exact_options(obj, st))
+    if obj.metric == "xendcg":
+        g64[:], h64[:] = xendcg_gradients(s, st["labels"], st["ptr"], gammas=st["rng"].random(st["n"]),
+                                          n_threads=obj.n_threads)
+    else:
+        lambda_gradients(s, st["labels"], st["ptr"], obj.metric, obj.k, obj.sigma,
+                         out=(g64, h64), n_threads=obj.n_threads, **_exact_options(obj, st))
     if st["doc_w"] is not None:
         np.multiply(g64, st["doc_w"], out=g64)
         np.multiply(h64, st["doc_w"], out=h64)
@@ -66,6 +76,8 @@ def _compute_exact(obj, st, scores):
 
 # -- LightGBM lambdarank ---------------------------------------------------------------------------
 def _prepare_lightgbm(obj, st, weights):
+    if obj.metric == "xendcg":
+        return _prepare_lgb_xendcg(obj, st, weights)
     lab = st["labels"]
     if np.any(lab != np.floor(lab)):
         i = int(np.flatnonzero(lab != np.floor(lab))[0])
@@ -88,12 +100,29 @@ def _prepare_lightgbm(obj, st, weights):
 
 
 def _compute_lightgbm(obj, st, scores):
+    if obj.metric == "xendcg":
+        xendcg_kernels.lgb_xendcg_driver(np.ascontiguousarray(scores, dtype=FLOAT), st["labels"], st["ptr"],
+                                         st["states"], st["grad"], st["hess"])
+        return st["grad"], st["hess"]
     table, tmin, tmax, factor = st["table"]
     s = np.ascontiguousarray(scores, dtype=FLOAT)
     lgb_kernels.lgb_lambdarank(s, st["labels"], st["ptr"], st["label_gain"], st["discount"], st["inv"], st["kk"],
                                obj.sigma, st["norm"], table, tmin, tmax, factor, st["doc_w"], st["use_w"],
                                st["grad"], st["hess"])
     return st["grad"], st["hess"]
+
+
+def _prepare_lgb_xendcg(obj, st, weights):
+    """LightGBM's ``rank_xendcg``: one generator per query, ``Random(objective_seed + q)``, that
+    advances across rounds (so the objective must see every round once, as the engine does)."""
+    if weights is not None:
+        raise ValueError("LightGBM's rank_xendcg ignores weights, so preset='lightgbm' with 'xendcg' takes none; "
+                         "use preset=None for weighted XE-NDCG")
+    seed = obj.kernel_options.get("objective_seed", 5)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"objective_seed must be an integer, got {seed!r}")
+    nq = st["ptr"].shape[0] - 1
+    st["states"] = ((int(seed) + np.arange(nq, dtype=np.int64)) & 0xFFFFFFFF).astype(np.uint32)
 
 
 # -- XGBoost rank:* ----------------------------------------------------------------------------------
@@ -135,6 +164,15 @@ def _compute_xgboost(obj, st, scores):
                                bool(o.get("normalization", True)), st["group_w"], st["w_norm"],
                                st["n_rel"], st["acc"], st["grad"], st["hess"])
     return st["grad"], st["hess"]
+
+
+def option_names(preset, metric):
+    """The keyword options an objective takes (``None``: those of ``lambda_gradients``)."""
+    if metric == "xendcg":
+        return frozenset({"objective_seed"}) if preset == "lightgbm" else frozenset({"seed"})
+    if preset is None:
+        return None
+    return BACKENDS[preset].options
 
 
 class Backend(NamedTuple):

@@ -18,7 +18,7 @@ __all__ = ["XGBoostObjective", "XGBLambdaRanker", "xgboost_early_stopping"]
 
 def _eval_name(metric):
     """The eval metric that goes with an objective (NDCG for objectives without a metric, e.g. RankNet)."""
-    return metric if reg.REGISTRY[metric].metric else "ndcg"
+    return metric if isinstance(metric, str) and reg.REGISTRY[metric].metric else "ndcg"
 
 
 class XGBoostObjective(LambdaObjective):
