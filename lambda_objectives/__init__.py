@@ -76,7 +76,7 @@ from .adapters import (  # noqa: E402
     xgboost_early_stopping,
     xgboost_metric,
 )
-from .probe import compare_gradients, probe_lightgbm, probe_xgboost  # noqa: E402
+from .probe import compare_gradients, probe_catboost, probe_lightgbm, probe_xgboost  # noqa: E402
 
 __all__ += [
     "HessianWarning",
@@ -85,6 +85,7 @@ __all__ += [
     "XGBoostObjective",
     "compare_gradients",
     "lightgbm_metric",
+    "probe_catboost",
     "probe_lightgbm",
     "probe_xgboost",
     "xgboost_early_stopping",
