@@ -38,6 +38,19 @@ def _rho(x):
 
 
 @njit(cache=True)
+def _scatter(gr, hr, order, weight, normalize, total, g, h):
+    """Rank-order sums back to document order, times the query weight and LightGBM's
+    ``lambdarank_norm`` factor ``log2(1 + S)/S`` (``S`` = the query's total |λ|); returns the scale."""
+    scale = weight
+    if normalize == NORM_LAMBDARANK and total > 0.0:
+        scale *= math.log2(1.0 + total) / total
+    for r in range(order.shape[0]):
+        g[order[r]] = gr[r] * scale
+        h[order[r]] = hr[r] * scale
+    return scale
+
+
+@njit(cache=True)
 def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
                   store, pi, pj, ph, row0, want_cost, mu):
     """Fill ``g``/``h`` (this query's rows) and, if ``store``, the pair slots.
@@ -166,12 +179,7 @@ def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
         gr[a] += ga
         hr[a] += ha
 
-    scale = weight
-    if normalize == NORM_LAMBDARANK and total > 0.0:
-        scale *= math.log2(1.0 + total) / total
-    for r in range(n):
-        g[order[r]] = gr[r] * scale
-        h[order[r]] = hr[r] * scale
+    scale = _scatter(gr, hr, order, weight, normalize, total, g, h)
     if store:
         for c in range(count):
             ph[c] *= scale
@@ -280,12 +288,7 @@ def _custom_query(s, lab, val, k, sigma, weight, normalize, g, h, weight_fn):
             hr[a] += hh
             hr[b] += hh
             total += 2.0 * lam
-    scale = weight
-    if normalize == NORM_LAMBDARANK and total > 0.0:
-        scale *= math.log2(1.0 + total) / total
-    for r in range(n):
-        g[order[r]] = gr[r] * scale
-        h[order[r]] = hr[r] * scale
+    _scatter(gr, hr, order, weight, normalize, total, g, h)
     return bad
 
 
