@@ -12,6 +12,7 @@ from ._kernels.ranking import discount_table
 from ._threads import numba_threads
 from .checks import check_k, check_labels, check_query_weights, check_scores
 from .groups import check_group_ptr
+from .xendcg import xendcg_gradients
 
 __all__ = ["lambda_gradients", "LambdaPairs", "LAMBDA_METRICS", "OBJECTIVES"]
 
@@ -39,7 +40,8 @@ class LambdaPairs(NamedTuple):
 
 def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0, *, gain="exp",
                      label_gain=None, max_label=None, threshold=0.0, query_weights=None,
-                     normalize=None, mu=None, out=None, n_threads=None, return_pairs=False, return_cost=False):
+                     normalize=None, mu=None, seed=None, out=None, n_threads=None, return_pairs=False,
+                     return_cost=False):
     r"""LambdaMART gradient and diagonal Hessian of a pairwise metric-weighted logistic loss.
 
     Definition (Burges, MSR-TR-2010-82, §4 and §7). Each query is ranked by ``scores``
@@ -97,6 +99,9 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
         Multiplies each query's gradient and Hessian.
     mu : float, optional
         NDCG-Loss2++ only: the weight of its rank-gap term (default 10, allRank's default).
+    seed : int, optional
+        ``"xendcg"`` only (listwise: :func:`~lambda_objectives.xendcg_gradients`, which it calls with
+        ``seed``; none of the pair options apply).
     normalize : {None, "lambdarank"}
         ``"lambdarank"``: LightGBM's ``lambdarank_norm``: each query's ``g`` and ``h`` are
         multiplied by :math:`\log_2(1+S)/S` with :math:`S = \sum_{pairs} 2\sigma|\Delta Z|\rho`
@@ -123,7 +128,13 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
         return _custom_gradients(scores, labels, group_ptr, metric, k, sigma, gain=gain, label_gain=label_gain,
                                  query_weights=query_weights, normalize=normalize, mu=mu, out=out, n_threads=n_threads,
                                  return_pairs=return_pairs, return_cost=return_cost)
-    metric, k = reg.parse_metric(metric, k, kind="lambdas")
+    metric, k = reg.parse_metric(metric, k, kind="objective")
+    if reg.REGISTRY[metric].listwise:
+        return _listwise(metric, scores, labels, group_ptr, k=k, sigma=sigma, gain=gain, label_gain=label_gain,
+                         max_label=max_label, normalize=normalize, mu=mu, out=out, return_pairs=return_pairs,
+                         return_cost=return_cost, seed=seed, query_weights=query_weights, n_threads=n_threads)
+    if seed is not None:
+        raise ValueError(f"seed is XE-NDCG's; metric {metric!r} is deterministic")
     mu = check_mu(metric, mu)
     _check_sigma_normalize(sigma, normalize)
     s = check_scores(scores)
@@ -170,6 +181,16 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
     new_ptr = np.zeros(n_queries + 1, dtype=PTR)
     np.cumsum(counts, out=new_ptr[1:])
     return (grad, hess, LambdaPairs(new_ptr, pi[keep], pj[keep], ph[keep])) + extra
+
+
+def _listwise(metric, scores, labels, group_ptr, *, seed, query_weights, n_threads, **unsupported):
+    """``lambda_gradients`` of a listwise row (XE-NDCG): its own kernel, none of the pair options."""
+    defaults = {"k": None, "sigma": 1.0, "gain": "exp", "label_gain": None, "max_label": None, "normalize": None,
+                "mu": None, "out": None, "return_pairs": False, "return_cost": False}
+    given = sorted(name for name, v in unsupported.items() if v is not defaults[name] and v != defaults[name])
+    if given:
+        raise ValueError(f"{metric!r} is listwise and takes none of {given} (see xendcg_gradients)")
+    return xendcg_gradients(scores, labels, group_ptr, seed=seed, query_weights=query_weights, n_threads=n_threads)
 
 
 def _check_sigma_normalize(sigma, normalize):

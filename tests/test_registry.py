@@ -87,7 +87,7 @@ def test_every_row_is_documented(row):
 def test_names_are_checked_in_one_place():
     with pytest.raises(ValueError, match="unknown metric 'auc'"):
         parse_metric("auc")
-    with pytest.raises(ValueError, match="for a lambda objective"):
+    with pytest.raises(ValueError, match="for an objective"):
         lambda_gradients([1.0, 0.0], [1.0, 0.0], [0, 2], "dcg")
     with pytest.raises(ValueError, match="with preset='lightgbm'"):
         LightGBMObjective("err", preset="lightgbm")

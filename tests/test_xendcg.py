@@ -34,6 +34,19 @@ def test_gradient_and_hessian_are_the_derivatives_of_the_loss(seed):
     assert abs(g.sum()) < 1e-12  # softmax minus a distribution
 
 
+def test_lambda_gradients_dispatches_xendcg_and_refuses_pair_options():
+    from lambda_objectives import lambda_gradients
+
+    s, y, ptr = np.array([0.1, 0.5, -0.2, 0.3]), np.array([1.0, 0.0, 2.0, 0.0]), [0, 4]
+    np.testing.assert_array_equal(lambda_gradients(s, y, ptr, "xendcg", seed=3)[0],
+                                  xendcg_gradients(s, y, ptr, seed=3)[0])
+    for kw in ({"k": 3}, {"sigma": 2.0}, {"normalize": "lambdarank"}, {"return_pairs": True}):
+        with pytest.raises(ValueError, match="listwise"):
+            lambda_gradients(s, y, ptr, "xendcg", **kw)
+    with pytest.raises(ValueError, match="deterministic"):
+        lambda_gradients(s, y, ptr, "ndcg", seed=1)
+
+
 def test_queries_weights_seeds_and_bad_input():
     s, y, ptr = np.array([0.1, 0.5, -0.2, 0.3]), np.array([1.0, 0.0, 2.0, 0.0]), [0, 1, 4]
     g, h = xendcg_gradients(s, y, ptr, seed=4, query_weights=[1.0, 2.0])
