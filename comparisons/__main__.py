@@ -15,6 +15,8 @@ COMMANDS = {
     "engines": ("comparisons.engines", "one objective: reference SE/OLE vs LightGBM/XGBoost (ours and native)"),
     "scale": ("comparisons.scale", "the paper's grid at MSLR-WEB10K scale: timed rounds, extrapolated"),
     "validate": ("comparisons.validate_cmd", "engines' native gradients (probed) vs our preset kernels"),
+    "quality": ("comparisons.quality", "which objective trains the best ranker: engines × objectives × data sets, "
+                                       "with paired tests"),
     "paper": ("comparisons.paper", "SE vs OLE after Xia, Zhai & Wang (tables, Figure 2) on a LETOR folder"),
 }
 

@@ -1,4 +1,4 @@
-"""Benchmark of the lambda kernels: pairs/s per metric, ΔERR prefix vs naive, ΔNDCG vs LightGBM native, XE-NDCG vs ΔNDCG.
+"""Benchmark of the lambda kernels: pairs/s per metric, ΔERR prefix vs naive, ΔNDCG vs LightGBM native.
 
 Every figure is a ratio against a peer timed in the same run; absolute times are context only.
 Run: ``python -m comparisons.bench_kernels [--quick]``.
@@ -11,12 +11,11 @@ import time
 import numpy as np
 from numba import njit
 
-from lambda_objectives import XENDCGGammas, lambda_gradients, xendcg_gradients
-from lambda_objectives._ranking import stable_order_desc
+from lambda_objectives import LAMBDA_METRICS, lambda_gradients, qid_to_ptr, xendcg_gradients
 
 from ._machine import best_time, machine_record
 
-METRICS = ("ndcg", "err", "map", "mrr", "ranknet")
+METRICS = LAMBDA_METRICS
 
 
 def _web_like(n_queries, docs, seed=0):
@@ -70,7 +69,7 @@ def naive_err_lambdas(s, y, group_ptr, max_label, k, sigma, grad, hess):
     for q in range(group_ptr.shape[0] - 1):
         a0 = group_ptr[q]
         n = group_ptr[q + 1] - a0
-        order = stable_order_desc(s[a0:a0 + n])
+        order = np.argsort(-s[a0:a0 + n], kind="mergesort")  # the peers rank as the kernels do
         R = np.empty(n)
         for r in range(n):
             R[r] = (2.0 ** y[a0 + order[r]] - 1.0) / 2.0 ** max_label
@@ -97,7 +96,7 @@ def straightforward_ndcg_lambdas(s, y, group_ptr, sigma, grad, hess):
     for q in range(group_ptr.shape[0] - 1):
         a0 = group_ptr[q]
         n = group_ptr[q + 1] - a0
-        order = stable_order_desc(s[a0:a0 + n])
+        order = np.argsort(-s[a0:a0 + n], kind="mergesort")  # the peers rank as the kernels do
         gains = np.empty(n)
         for r in range(n):
             gains[r] = 2.0 ** y[a0 + r] - 1.0
@@ -135,6 +134,13 @@ def bench_pairs_per_second(quick):
             row[f"seconds_{nt}t"] = t
             row[f"Mpairs_per_s_per_core_{nt}t"] = pairs / t / nt / 1e6
         rows.append(row)
+    gam = np.random.default_rng(1).random(s.shape[0])
+    xendcg_gradients(s, y, ptr, gammas=gam, n_threads=1)
+    rows.append({"metric": "xendcg (listwise, O(n))", "pairs": pairs,
+                 "seconds_1t": best_time(lambda: xendcg_gradients(s, y, ptr, gammas=gam, n_threads=1),
+                                         2 if quick else 3)})
+    for row in rows:  # each objective's cost against the ΔNDCG kernel timed in the same run
+        row["seconds_over_ndcg_1t"] = row["seconds_1t"] / rows[0]["seconds_1t"]
     g = np.empty_like(s)
     h = np.empty_like(s)
     straightforward_ndcg_lambdas(s, y, ptr, 1.0, g, h)  # compile
@@ -225,7 +231,7 @@ def bench_mq2008(quick):
     from sklearn.datasets import load_svmlight_file
 
     _, y, qid = load_svmlight_file(str(path), query_id=True)
-    ptr = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1], True]).astype(np.int64)
+    ptr = qid_to_ptr(qid)
     s = np.random.default_rng(0).normal(size=len(y))
     pairs = _n_pairs(y, ptr)
     rows = []
@@ -233,35 +239,6 @@ def bench_mq2008(quick):
         t = best_time(lambda: lambda_gradients(s, y, ptr, metric, n_threads=1), 5)
         rows.append({"metric": metric, "seconds_1t": t, "Mpairs_per_s": pairs / t / 1e6})
     return {"data": f"MQ2008 Fold1 train ({len(y)} rows, {len(ptr) - 1} queries, {pairs} pairs)", "rows": rows}
-
-
-def bench_xendcg(quick):
-    """XE-NDCG (O(n) per query) as a ratio to the ΔNDCG kernel (O(n·min(n, k))), same data, same run.
-
-    Both at 1 thread. XE-NDCG times include drawing the round's γ (a fresh ``XENDCGGammas``
-    round per call, what training pays); ``fixed γ`` isolates the kernel.
-    """
-    rows = []
-    for docs in (20, 120):
-        n_queries = (30000 if not quick else 3000) // docs * 4
-        s, y, ptr = _web_like(n_queries, docs, seed=docs)
-        reps = 3 if quick else 5
-        t_full = best_time(lambda: lambda_gradients(s, y, ptr, "ndcg", n_threads=1), reps)
-        t_10 = best_time(lambda: lambda_gradients(s, y, ptr, "ndcg", k=10, n_threads=1), reps)
-        row = {"docs_per_query": docs, "queries": n_queries, "ndcg_full_s": t_full, "ndcg_at10_s": t_10}
-        gam = XENDCGGammas(ptr, seed=0).draw()
-        for preset in (None, "lightgbm"):
-            state = XENDCGGammas(ptr, seed=5, preset=preset)
-            name = preset or "exact"
-            t = best_time(lambda: xendcg_gradients(s, y, ptr, seed=state, preset=preset, n_threads=1), reps)
-            row[f"xendcg_{name}_s"] = t
-            row[f"xendcg_{name}_over_ndcg_full"] = t / t_full
-            row[f"xendcg_{name}_over_ndcg_at10"] = t / t_10
-        t_fixed = best_time(lambda: xendcg_gradients(s, y, ptr, gammas=gam, n_threads=1), reps)
-        row["xendcg_exact_fixed_gamma_over_ndcg_full"] = t_fixed / t_full
-        row["xendcg_exact_fixed_gamma_over_ndcg_at10"] = t_fixed / t_10
-        rows.append(row)
-    return {"data": "synthetic web-like, grades 0..4", "rows": rows}
 
 
 def run(quick=False):
@@ -272,7 +249,6 @@ def run(quick=False):
         "err_prefix_vs_naive": bench_err_prefix_vs_naive(quick),
         "ndcg_vs_lightgbm_native": bench_vs_lightgbm(quick),
         "mq2008": bench_mq2008(quick),
-        "xendcg_vs_ndcg": bench_xendcg(quick),
     }
 
 

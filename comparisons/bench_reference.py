@@ -8,58 +8,63 @@ must not share a process with numba's threads being timed). Run:
 
 import argparse
 import json
-import subprocess
-import sys
 
 from ._machine import machine_record
+from ._runner import run_isolated
 
-_CHILD = r"""
-import json, resource, sys, time
-import numpy as np
-from lambda_objectives import lambda_gradients
-from lambda_objectives.datasets import make_mslr_like
-cfg = json.loads(sys.argv[1])
-d = make_mslr_like(cfg["queries"], seed=0)
-rounds, threads = cfg["rounds"], cfg["threads"]
-base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-if cfg["engine"] == "lightgbm":
-    import lightgbm as lgb
-    from lambda_objectives import LightGBMObjective
-    obj = LightGBMObjective("ndcg", k=10, n_threads=threads)
-    params = dict(objective=obj, num_leaves=31, max_bin=255, learning_rate=0.1, min_data_in_leaf=20,
-                  min_sum_hessian_in_leaf=1e-3, num_threads=threads, verbose=-1, min_data_in_bin=1,
-                  force_row_wise=True)
-    ds = lgb.Dataset(d.X, d.y, group=d.group)
-    lgb.train(params, ds, 1)  # warm-up: Dataset binning and the objective's compilation
-    t = time.perf_counter(); lgb.train(params, ds, rounds); total = time.perf_counter() - t
+
+def _measure(cfg):
+    """One measurement in a fresh process (run through ``run_isolated``): peak RSS is per process."""
+    import resource
+    import time
+
+    import numpy as np
+
+    from lambda_objectives import lambda_gradients
+    from lambda_objectives.datasets import make_mslr_like
+
+    d = make_mslr_like(cfg["queries"], seed=0)
+    rounds, threads = cfg["rounds"], cfg["threads"]
     s = np.zeros(d.y.shape[0])
-    t = time.perf_counter(); lambda_gradients(s, d.y, d.group_ptr, "ndcg", 10, n_threads=threads); grad_t = time.perf_counter() - t
-    # per tree: a round's time minus our gradient call inside it
-    per_tree = total / rounds - grad_t
-else:
-    from reference import MARTRanker
-    kw = dict(objective="lambda", metric="ndcg", k=10, criterion=cfg["criterion"], num_leaves=31, max_bin=255,
-              learning_rate=0.1, n_threads=threads)
-    MARTRanker(n_estimators=1, **kw).fit(d.X[:2000], d.y[:2000], group=None)  # compile
-    m = MARTRanker(n_estimators=rounds, **kw)
-    t = time.perf_counter(); m.fit(d.X, d.y, group=d.group, history_loss=False); total = time.perf_counter() - t
-    s = np.zeros(d.y.shape[0])
-    t = time.perf_counter(); lambda_gradients(s, d.y, d.group_ptr, "ndcg", 10, n_threads=threads,
-                                              return_pairs=cfg["criterion"] == "ole_exact"); grad_t = time.perf_counter() - t
-    # per tree: fit seconds minus the gradient call and the history bookkeeping of the same round
-    per_tree = float(np.median(m.fit_seconds_)) - grad_t
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print("@@" + json.dumps({"per_tree_s": per_tree, "gradient_s": grad_t, "peak_rss_mb": rss / 1024,
-                         "rows": int(d.y.shape[0])}))
-"""
+    if cfg["engine"] == "lightgbm":
+        import lightgbm as lgb
+
+        from lambda_objectives import LightGBMObjective
+
+        obj = LightGBMObjective("ndcg", k=10, n_threads=threads)
+        params = dict(objective=obj, num_leaves=31, max_bin=255, learning_rate=0.1, min_data_in_leaf=20,
+                      min_sum_hessian_in_leaf=1e-3, num_threads=threads, verbose=-1, min_data_in_bin=1,
+                      force_row_wise=True)
+        ds = lgb.Dataset(d.X, d.y, group=d.group)
+        lgb.train(params, ds, 1)  # warm-up: Dataset binning and the objective's compilation
+        t = time.perf_counter()
+        lgb.train(params, ds, rounds)
+        total = time.perf_counter() - t
+        t = time.perf_counter()
+        lambda_gradients(s, d.y, d.group_ptr, "ndcg", 10, n_threads=threads)
+        grad_t = time.perf_counter() - t
+        # per tree: a round's time minus our gradient call inside it
+        per_tree = total / rounds - grad_t
+    else:
+        from reference import MARTRanker
+
+        kw = dict(objective="lambda", metric="ndcg", k=10, criterion=cfg["criterion"], num_leaves=31, max_bin=255,
+                  learning_rate=0.1, n_threads=threads)
+        MARTRanker(n_estimators=1, **kw).fit(d.X[:2000], d.y[:2000], group=None)  # compile
+        m = MARTRanker(n_estimators=rounds, **kw)
+        m.fit(d.X, d.y, group=d.group, history_loss=False)
+        t = time.perf_counter()
+        lambda_gradients(s, d.y, d.group_ptr, "ndcg", 10, n_threads=threads,
+                         return_pairs=cfg["criterion"] == "ole_exact")
+        grad_t = time.perf_counter() - t
+        # per tree: fit seconds minus the gradient call and the history bookkeeping of the same round
+        per_tree = float(np.median(m.fit_seconds_)) - grad_t
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {"per_tree_s": per_tree, "gradient_s": grad_t, "peak_rss_mb": rss / 1024, "rows": int(d.y.shape[0])}
 
 
 def _child(cfg):
-    proc = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(cfg)], capture_output=True, text=True)
-    i = proc.stdout.rfind("@@")
-    if proc.returncode != 0 or i < 0:
-        raise RuntimeError(proc.stderr[-3000:])
-    return json.loads(proc.stdout[i + 2:])
+    return run_isolated(_measure, cfg)
 
 
 def run(quick=False):

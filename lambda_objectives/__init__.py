@@ -3,7 +3,10 @@
 The public API is flat: everything a user needs is importable from ``lambda_objectives``.
 """
 
+from ._threads import numba_threads
+from .checks import check_k, check_labels, check_n_threads, check_query_weights, check_scores
 from .groups import (
+    check_group_ptr,
     frame_group_ptr,
     ptr_to_qid,
     ptr_to_sizes,
@@ -16,6 +19,13 @@ from .groups import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "check_group_ptr",
+    "check_k",
+    "check_labels",
+    "check_n_threads",
+    "check_query_weights",
+    "check_scores",
+    "numba_threads",
     "frame_group_ptr",
     "ptr_to_qid",
     "ptr_to_sizes",
@@ -52,9 +62,10 @@ from .metrics import (  # noqa: E402
 __all__ += ["CONVENTIONS", "METRICS", "convention_label", "mean_metric", "metric_table", "metric_values",
             "parse_metric"]
 # --- lambdas ---
-from .lambdas import LAMBDA_METRICS, LambdaPairs, lambda_gradients  # noqa: E402
+from .lambdas import LAMBDA_METRICS, OBJECTIVES, LambdaPairs, lambda_gradients  # noqa: E402
+from .xendcg import xendcg_gradients  # noqa: E402
 
-__all__ += ["LAMBDA_METRICS", "LambdaPairs", "lambda_gradients"]
+__all__ += ["LAMBDA_METRICS", "OBJECTIVES", "LambdaPairs", "lambda_gradients", "xendcg_gradients"]
 # --- adapters ---
 from .adapters import (  # noqa: E402
     HessianWarning,
@@ -65,7 +76,7 @@ from .adapters import (  # noqa: E402
     xgboost_early_stopping,
     xgboost_metric,
 )
-from .validate import compare_gradients, probe_lightgbm, probe_xgboost  # noqa: E402
+from .probe import compare_gradients, probe_catboost, probe_lightgbm, probe_xgboost  # noqa: E402
 
 __all__ += [
     "HessianWarning",
@@ -74,6 +85,7 @@ __all__ += [
     "XGBoostObjective",
     "compare_gradients",
     "lightgbm_metric",
+    "probe_catboost",
     "probe_lightgbm",
     "probe_xgboost",
     "xgboost_early_stopping",
@@ -99,8 +111,3 @@ from .linear import (  # noqa: E402
 __all__ += ["HeatmapTree", "decision_paths", "heatmap_counts", "render_html", "render_png",
             "best_linear_combination", "LinearLambdaRank", "MLPLambdaRank", "directions_needed",
             "local_optimality_test"]
-
-# --- xendcg ---
-from .xendcg import XENDCGGammas, xendcg_gradients  # noqa: E402
-
-__all__ += ["XENDCGGammas", "xendcg_gradients"]

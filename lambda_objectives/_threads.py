@@ -4,7 +4,7 @@ from contextlib import contextmanager
 
 import numba
 
-from ._validation import check_n_threads
+from .checks import check_n_threads
 
 
 @contextmanager

@@ -15,11 +15,13 @@ midpoint of the best interval (the smallest such on ties) or the end that wins.
 import numpy as np
 from numba import njit
 
-from . import _metric_kernels as mk
+from . import _registry as reg
 from ._config import FLOAT
-from ._ranking import discount_table
-from ._validation import check_group_ptr, check_labels, check_scores
-from .metrics import _CODES, _IDEAL_ZERO, metric_inputs, parse_metric
+from ._kernels.metric import query_metric
+from ._kernels.ranking import discount_table
+from .checks import check_labels, check_scores
+from .groups import check_group_ptr
+from .metrics import IDEAL_ZERO, parse_metric
 
 __all__ = ["best_linear_combination", "combination_breakpoints"]
 
@@ -48,7 +50,7 @@ def _breakpoints(s1, s2, labels, group_ptr, alpha, query, fill):
 @njit(cache=True)
 def _query_value(s1, s2, values, a0, b0, alpha, metric, k, disc, ideal_zero):
     s = alpha * s1[a0:b0] + (1.0 - alpha) * s2[a0:b0]
-    return mk.query_metric(s, values[a0:b0], metric, k, disc, ideal_zero)
+    return query_metric(s, values[a0:b0], metric, k, disc, ideal_zero)
 
 
 @njit(cache=True)
@@ -127,16 +129,16 @@ def best_linear_combination(s1, s2, labels, group_ptr, metric="ndcg@10", k=None,
     """
     metric, k = parse_metric(metric, k)
     s1, s2 = check_scores(s1, "s1"), check_scores(s2, "s2")
-    y = check_labels(labels, s1.shape[0], integer=metric in ("ndcg", "dcg", "err"))
+    y = check_labels(labels, s1.shape[0], integer=reg.needs_integer_labels(metric, gain, label_gain))
     ptr = check_group_ptr(group_ptr, s1.shape[0])
     nq = ptr.shape[0] - 1
     if nq == 0:
         raise ValueError("no queries")
     alpha, query = combination_breakpoints(s1, s2, y, ptr)
-    values = metric_inputs(y, metric, gain, label_gain, max_label, threshold)
+    values = reg.kernel_inputs(metric, y, gain=gain, label_gain=label_gain, max_label=max_label, threshold=threshold)
     disc = discount_table(int(np.diff(ptr).max()))
-    best, best_alpha, at0, at1 = _sweep(s1, s2, values, ptr, alpha, query, _CODES[metric],
-                                        0 if k is None else k, disc, _IDEAL_ZERO[ideal_zero])
+    best, best_alpha, at0, at1 = _sweep(s1, s2, values, ptr, alpha, query, reg.REGISTRY[metric].code,
+                                        0 if k is None else k, disc, IDEAL_ZERO[ideal_zero])
     # the ends are candidates too (ties there are resolved by the tie rule, as the user would see)
     candidates = [(best, best_alpha), (at0, 0.0), (at1, 1.0)]
     value, a = max(candidates, key=lambda c: (c[0], -c[1]))

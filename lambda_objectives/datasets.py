@@ -6,46 +6,17 @@ or documents, only their statistical shape. Real data is read with :func:`lambda
 
 import math
 import numbers
-from dataclasses import dataclass
 
 import numpy as np
 
 from ._config import FLOAT, PTR, X_FLOAT
+from .io import RankingData
 
 __all__ = ["RankingData", "make_ranking", "make_mslr_like", "train_test_split_queries", "WEB_LABEL_SHARES"]
 
 #: Share of grades 0..4 in web-search judgments (roughly MSLR-WEB10K / Yahoo set 1: mostly
 #: irrelevant, few perfect matches).
 WEB_LABEL_SHARES = (0.50, 0.30, 0.15, 0.04, 0.01)
-
-
-@dataclass
-class RankingData:
-    """A ranking data set: rows of a query contiguous, ``group_ptr`` the query boundaries."""
-
-    X: np.ndarray
-    y: np.ndarray
-    qid: np.ndarray
-    group_ptr: np.ndarray
-
-    @property
-    def group(self):
-        """Group sizes (LightGBM's ``group=``)."""
-        return np.diff(self.group_ptr)
-
-    @property
-    def n_queries(self):
-        return self.group_ptr.shape[0] - 1
-
-    def subset(self, queries):
-        """The data of the given query indices (in that order)."""
-        queries = np.asarray(queries, dtype=PTR)
-        starts, ends = self.group_ptr[queries], self.group_ptr[queries + 1]
-        rows = np.concatenate([np.arange(a, b) for a, b in zip(starts, ends)]) if queries.size else \
-            np.zeros(0, dtype=PTR)
-        ptr = np.zeros(queries.shape[0] + 1, dtype=PTR)
-        np.cumsum(ends - starts, out=ptr[1:])
-        return RankingData(self.X[rows], self.y[rows], self.qid[rows], ptr)
 
 
 def _list_sizes(rng, n_queries, docs_per_query):

@@ -9,7 +9,6 @@
 import numpy as np
 
 from ._config import PTR
-from ._validation import check_group_ptr
 
 
 def sizes_to_ptr(sizes, n_rows=None):
@@ -58,18 +57,36 @@ def qid_to_ptr(qid):
         return np.zeros(1, dtype=PTR)
     if q.dtype.kind == "f" and not np.all(np.isfinite(q)):
         raise ValueError("qid contains NaN or inf")
-    change = np.flatnonzero(q[1:] != q[:-1]) + 1
-    starts = np.concatenate(([0], change))
-    run_ids = q[starts]
-    uniq, first, counts = np.unique(run_ids, return_index=True, return_counts=True)
-    if counts.max() > 1:
-        bad = int(np.argmax(counts > 1))
-        second = np.flatnonzero(run_ids == uniq[bad])[1]
+    ptr, r = qid_runs(q)
+    if r >= 0:
         raise ValueError(
-            f"qids are not contiguous: qid {uniq[bad].item()!r} reappears at row {int(starts[second])} "
+            f"qids are not contiguous: qid {q[r].item()!r} reappears at row {r} "
             "after rows of another query; sort rows by qid (stably) first"
         )
-    return np.concatenate((starts, [n])).astype(PTR)
+    return ptr
+
+
+def qid_runs(qid):
+    """``(group_ptr, row)`` of a per-row qid column: the boundaries of its runs of equal qids, and
+    the first row where a qid reappears after another query (``-1`` when rows are contiguous).
+
+    The one contiguity check of the package: :func:`qid_to_ptr` and the LETOR loader (which
+    names the file line) both read it.
+    """
+    q = np.asarray(qid)
+    n = q.shape[0]
+    if n == 0:
+        return np.zeros(1, dtype=PTR), -1
+    change = np.flatnonzero(q[1:] != q[:-1]) + 1
+    starts = np.concatenate(([0], change))
+    ptr = np.concatenate((starts, [n])).astype(PTR)
+    run_ids = q[starts]
+    order = np.argsort(run_ids, kind="stable")
+    dup = np.flatnonzero(run_ids[order][1:] == run_ids[order][:-1])
+    if dup.size == 0:
+        return ptr, -1
+    # the earliest reappearance in row order (not the first in sorted-qid order)
+    return ptr, int(starts[order[dup + 1]].min())
 
 
 def ptr_to_qid(group_ptr, qid_values=None):
@@ -124,3 +141,53 @@ def split_qid_column(X, qid=None):
             raise ValueError("X has a 'qid' column and qid= was passed too; give the queries once")
         return X.drop(columns="qid"), X["qid"].to_numpy()
     return X, qid
+
+
+def check_group_ptr(group_ptr, n_rows, allow_empty_groups=False):
+    """Return ``group_ptr`` as a contiguous int64 array of query boundaries.
+
+    ``group_ptr`` must be 1-D, start at 0, end at ``n_rows`` and be non-decreasing (strictly
+    increasing unless ``allow_empty_groups``). The first violating query is named.
+    A pandas DataFrame with a ``qid`` column, or a Series named ``qid``, is accepted in its
+    place and converted (rows of a query must be contiguous).
+    """
+    qid = _qid_column(group_ptr)
+    if qid is not None:
+        if qid.shape[0] != n_rows:
+            raise ValueError(f"the qid column has {qid.shape[0]} rows, the data has {n_rows}")
+        return qid_to_ptr(qid)
+    arr = np.asarray(group_ptr)
+    if arr.ndim != 1 or arr.shape[0] < 1:
+        raise ValueError(f"group_ptr must be a 1-D array of query boundaries, got shape {arr.shape}")
+    if arr.dtype.kind not in "iu":
+        if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.floor(arr)):
+            arr = arr.astype(PTR)
+        else:
+            raise ValueError(f"group_ptr must hold integers, got dtype {arr.dtype}")
+    arr = np.ascontiguousarray(arr, dtype=PTR)
+    if arr[0] != 0:
+        raise ValueError(f"group_ptr must start at 0, got {arr[0]}")
+    if arr[-1] != n_rows:
+        raise ValueError(
+            f"group_ptr must end at the number of rows ({n_rows}), got {arr[-1]}: "
+            "group sizes do not sum to the row count"
+        )
+    d = np.diff(arr)
+    bad = d < 0 if allow_empty_groups else d <= 0
+    if bad.any():
+        q = int(np.flatnonzero(bad)[0])
+        what = "decreases" if d[q] < 0 else "is empty"
+        raise ValueError(f"group_ptr is not monotone: query {q} {what} (rows {arr[q]}..{arr[q + 1]})")
+    return arr
+
+
+def _qid_column(obj):
+    """The qid column of a pandas DataFrame / Series named ``qid``, else ``None``."""
+    columns = getattr(obj, "columns", None)
+    if columns is not None:
+        if "qid" not in columns:
+            raise ValueError(f"a DataFrame given for the queries needs a 'qid' column; it has {list(columns)[:10]}")
+        return obj["qid"].to_numpy()
+    if getattr(obj, "name", None) == "qid" and hasattr(obj, "to_numpy"):
+        return obj.to_numpy()
+    return None

@@ -5,25 +5,23 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _lambda_kernels as lk
+from . import _registry as reg
 from ._config import FLOAT, PTR
-from ._ranking import discount_table
+from ._kernels import pairs
+from ._kernels.ranking import discount_table
 from ._threads import numba_threads
-from ._validation import (
-    check_group_ptr,
-    check_k,
-    check_labels,
-    check_query_weights,
-    check_scores,
-)
-from .metrics import metric_inputs
+from .checks import check_k, check_labels, check_query_weights, check_scores
+from .groups import check_group_ptr
+from .xendcg import xendcg_gradients
 
-__all__ = ["lambda_gradients", "LambdaPairs", "LAMBDA_METRICS"]
+__all__ = ["lambda_gradients", "LambdaPairs", "LAMBDA_METRICS", "OBJECTIVES"]
 
 #: Metrics :func:`lambda_gradients` accepts.
-LAMBDA_METRICS = ("ndcg", "err", "map", "mrr", "ranknet")
-_CODES = {"ndcg": lk.NDCG, "err": lk.ERR, "map": lk.MAP, "mrr": lk.MRR, "ranknet": lk.RANKNET}
-_NORMALIZE = {None: lk.NORM_NONE, False: lk.NORM_NONE, "lambdarank": lk.NORM_LAMBDARANK}
+LAMBDA_METRICS = reg.names("lambdas")
+#: Everything an engine adapter or ``reference.MARTRanker`` trains with: the pair objectives and
+#: the listwise ones (XE-NDCG, :func:`lambda_objectives.xendcg_gradients`).
+OBJECTIVES = reg.names("objective")
+_NORMALIZE = {None: pairs.NORM_NONE, False: pairs.NORM_NONE, "lambdarank": pairs.NORM_LAMBDARANK}
 
 
 class LambdaPairs(NamedTuple):
@@ -42,7 +40,8 @@ class LambdaPairs(NamedTuple):
 
 def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0, *, gain="exp",
                      label_gain=None, max_label=None, threshold=0.0, query_weights=None,
-                     normalize=None, out=None, n_threads=None, return_pairs=False, return_cost=False):
+                     normalize=None, mu=None, seed=None, out=None, n_threads=None, return_pairs=False,
+                     return_cost=False):
     r"""LambdaMART gradient and diagonal Hessian of a pairwise metric-weighted logistic loss.
 
     Definition (Burges, MSR-TR-2010-82, §4 and §7). Each query is ranked by ``scores``
@@ -79,15 +78,30 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
         for ``ndcg``/``err``).
     group_ptr : array-like of shape (n_queries + 1,)
         Query boundaries.
-    metric : {"ndcg", "err", "map", "mrr", "ranknet"}
+    metric : str or ``"name@k"``
+        ``"ndcg"``, ``"err"``, ``"map"``, ``"mrr"`` (|Δmetric| of a swap), ``"ranknet"`` (weight 1),
+        ``"ndcg_loss2"`` / ``"ndcg_loss2pp"`` (LambdaLoss, Wang et al. 2018; with ``k`` the sound
+        LambdaLoss@K of Jagerman et al. 2022), ``"label_diff"`` (``|y_i − y_j|``), ``"gain_diff"``
+        (``|G_i − G_j|``); docs/math.md has each weight. For the LambdaLoss weights ``|ΔZ_ij|`` below
+        stands for the pair weight ``w_ij``. Or a user's pair weight: an ``@numba.njit`` function
+        ``w(a, b, label_a, label_b, gain_a, gain_b, k) -> float >= 0`` of the two 0-based rank
+        positions ``a < b`` (by the current scores), their labels and gains (``gain=``), and the
+        cut-off (``n`` when ``k`` is None); called for the pairs with different labels and ``a < k``.
     k : int or None
         Truncation; ``None`` = whole list.
     sigma : float
         Sigmoid steepness σ > 0.
     gain, label_gain, max_label, threshold
-        Metric options, as in :func:`~lambda_objectives.metric_values`.
+        Metric options, as in :func:`~lambda_objectives.metric_values`. ``gain="linear"`` takes
+        real-valued labels (e.g. graded scores in finance or recommendation) for every gain-based
+        objective; exponential gain, ``label_gain`` tables and ERR need whole grades.
     query_weights : array-like of shape (n_queries,), optional
         Multiplies each query's gradient and Hessian.
+    mu : float, optional
+        NDCG-Loss2++ only: the weight of its rank-gap term (default 10, allRank's default).
+    seed : int, optional
+        ``"xendcg"`` only (listwise: :func:`~lambda_objectives.xendcg_gradients`, which it calls with
+        ``seed``; none of the pair options apply).
     normalize : {None, "lambdarank"}
         ``"lambdarank"``: LightGBM's ``lambdarank_norm``: each query's ``g`` and ``h`` are
         multiplied by :math:`\log_2(1+S)/S` with :math:`S = \sum_{pairs} 2\sigma|\Delta Z|\rho`
@@ -110,25 +124,29 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
     cost : ndarray of float64, shape (n_queries,)
         Only with ``return_cost=True`` (after ``pairs`` when both are asked for).
     """
-    metric = str(metric).lower()
-    if metric not in _CODES:
-        raise ValueError(f"unknown metric {metric!r} for lambda_gradients; choose one of {LAMBDA_METRICS}")
-    k = check_k(k)
-    if isinstance(sigma, bool) or not isinstance(sigma, (int, float, np.floating, np.integer)) \
-            or not math.isfinite(sigma) or sigma <= 0:
-        raise ValueError(f"sigma must be a finite number > 0, got {sigma!r}")
-    if normalize not in _NORMALIZE:
-        raise ValueError(f"normalize must be None or 'lambdarank', got {normalize!r}")
+    if reg.is_weight_function(metric):
+        return _custom_gradients(scores, labels, group_ptr, metric, k, sigma, gain=gain, label_gain=label_gain,
+                                 query_weights=query_weights, normalize=normalize, mu=mu, out=out, n_threads=n_threads,
+                                 return_pairs=return_pairs, return_cost=return_cost)
+    metric, k = reg.parse_metric(metric, k, kind="objective")
+    if reg.REGISTRY[metric].listwise:
+        return _listwise(metric, scores, labels, group_ptr, k=k, sigma=sigma, gain=gain, label_gain=label_gain,
+                         max_label=max_label, normalize=normalize, mu=mu, out=out, return_pairs=return_pairs,
+                         return_cost=return_cost, seed=seed, query_weights=query_weights, n_threads=n_threads)
+    if seed is not None:
+        raise ValueError(f"seed is XE-NDCG's; metric {metric!r} is deterministic")
+    mu = check_mu(metric, mu)
+    _check_sigma_normalize(sigma, normalize)
     s = check_scores(scores)
     n = s.shape[0]
-    y = check_labels(labels, n, integer=metric in ("ndcg", "err"))
+    row = reg.REGISTRY[metric]
+    y = check_labels(labels, n, integer=reg.needs_integer_labels(metric, gain, label_gain))
     ptr = check_group_ptr(group_ptr, n)
     n_queries = ptr.shape[0] - 1
     w = check_query_weights(query_weights, n_queries)
     if w is None:
         w = np.ones(n_queries, dtype=FLOAT)
-    values = (np.zeros(n, dtype=FLOAT) if metric == "ranknet"
-              else metric_inputs(y, "ndcg" if metric == "ndcg" else metric, gain, label_gain, max_label, threshold))
+    values = reg.kernel_inputs(metric, y, gain=gain, label_gain=label_gain, max_label=max_label, threshold=threshold)
     grad, hess = _outputs(out, n, scores=scores, labels=labels, group_ptr=group_ptr, query_weights=query_weights)
     sizes = np.diff(ptr)
     kk = np.minimum(sizes, k) if k is not None else sizes
@@ -138,7 +156,7 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
     counts = np.zeros(n_queries, dtype=PTR)
     cost = np.zeros(n_queries, dtype=FLOAT)
     if return_pairs:
-        cap = lk.pair_capacity(y, ptr, 0 if k is None else k)
+        cap = pairs.pair_capacity(y, ptr, 0 if k is None else k)
         pair_ptr = np.zeros(n_queries + 1, dtype=PTR)
         np.cumsum(cap, out=pair_ptr[1:])
         total = int(pair_ptr[-1])
@@ -147,9 +165,9 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
         pair_ptr = np.zeros(n_queries + 1, dtype=PTR)
         pi, pj, ph = np.empty(0, PTR), np.empty(0, PTR), np.empty(0, FLOAT)
     with numba_threads(n_threads) as nt:
-        lk.lambda_driver(s, y, values, ptr, _CODES[metric], 0 if k is None else k, float(sigma), disc, w,
-                         _NORMALIZE[normalize], grad, hess, bool(return_pairs), pair_ptr, pi, pj, ph,
-                         counts, schedule, max(1, min(nt * 4, n_queries)), bool(return_cost), cost)
+        pairs.DRIVERS[row.code](s, y, values, ptr, 0 if k is None else k, float(sigma), disc, w,
+                                _NORMALIZE[normalize], grad, hess, bool(return_pairs), pair_ptr, pi, pj, ph,
+                                counts, schedule, max(1, min(nt * 4, n_queries)), bool(return_cost), cost, mu)
     if not (np.isfinite(np.sum(grad)) and np.isfinite(np.sum(hess))):
         # finite inputs can still overflow: σ² in the Hessian, or sums over many pairs
         raise ValueError(f"gradients or Hessians overflowed to inf/NaN with sigma={sigma!r}: use a smaller sigma "
@@ -163,6 +181,72 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
     new_ptr = np.zeros(n_queries + 1, dtype=PTR)
     np.cumsum(counts, out=new_ptr[1:])
     return (grad, hess, LambdaPairs(new_ptr, pi[keep], pj[keep], ph[keep])) + extra
+
+
+def _listwise(metric, scores, labels, group_ptr, *, seed, query_weights, n_threads, **unsupported):
+    """``lambda_gradients`` of a listwise row (XE-NDCG): its own kernel, none of the pair options."""
+    defaults = {"k": None, "sigma": 1.0, "gain": "exp", "label_gain": None, "max_label": None, "normalize": None,
+                "mu": None, "out": None, "return_pairs": False, "return_cost": False}
+    given = sorted(name for name, v in unsupported.items() if v is not defaults[name] and v != defaults[name])
+    if given:
+        raise ValueError(f"{metric!r} is listwise and takes none of {given} (see xendcg_gradients)")
+    return xendcg_gradients(scores, labels, group_ptr, seed=seed, query_weights=query_weights, n_threads=n_threads)
+
+
+def _check_sigma_normalize(sigma, normalize):
+    if isinstance(sigma, bool) or not isinstance(sigma, (int, float, np.floating, np.integer)) \
+            or not math.isfinite(sigma) or sigma <= 0:
+        raise ValueError(f"sigma must be a finite number > 0, got {sigma!r}")
+    if normalize not in _NORMALIZE:
+        raise ValueError(f"normalize must be None or 'lambdarank', got {normalize!r}")
+
+
+def _custom_gradients(scores, labels, group_ptr, weight_fn, k, sigma, *, gain, label_gain, query_weights, normalize,
+                      mu, out, n_threads, return_pairs, return_cost):
+    """:func:`lambda_gradients` with a user's njit pair weight (see its ``metric`` parameter)."""
+    if mu is not None or return_pairs or return_cost:
+        raise ValueError("a user pair-weight function takes no mu, return_pairs or return_cost")
+    k = check_k(k)
+    _check_sigma_normalize(sigma, normalize)
+    s = check_scores(scores)
+    n = s.shape[0]
+    integer = label_gain is not None
+    y = check_labels(labels, n, integer=integer)
+    ptr = check_group_ptr(group_ptr, n)
+    n_queries = ptr.shape[0] - 1
+    w = check_query_weights(query_weights, n_queries)
+    w = np.ones(n_queries, dtype=FLOAT) if w is None else w
+    values = reg.kernel_inputs("gain_diff", y, gain=gain, label_gain=label_gain)
+    grad, hess = _outputs(out, n, scores=scores, labels=labels, group_ptr=group_ptr, query_weights=query_weights)
+    bad = np.zeros(n_queries, dtype=PTR)
+    with numba_threads(n_threads):
+        pairs.custom_lambda_driver(s, y, values, ptr, 0 if k is None else k, float(sigma), w,
+                                   _NORMALIZE[normalize], grad, hess, bad, weight_fn)
+    if bad.any():
+        q = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"the pair-weight function {getattr(weight_fn, '__name__', weight_fn)!r} returned a "
+                         f"negative or non-finite weight ({int(bad[q])} pairs of query {q}, {int(bad.sum())} in "
+                         "all); weights must be finite and >= 0")
+    if not (np.isfinite(np.sum(grad)) and np.isfinite(np.sum(hess))):
+        raise ValueError(f"gradients or Hessians overflowed to inf/NaN with sigma={sigma!r}")
+    return grad, hess
+
+
+#: NDCG-Loss2++'s default weight of the rank-gap term: allRank's default (``lambdaLoss(mu=10.)``);
+#: Wang et al. (2018) tune it per data set and report no single value.
+DEFAULT_MU = 10.0
+
+
+def check_mu(metric, mu):
+    """``mu`` of NDCG-Loss2++ (default :data:`DEFAULT_MU`); an error for any other objective."""
+    if mu is None:
+        return DEFAULT_MU if metric == "ndcg_loss2pp" else 0.0
+    if metric != "ndcg_loss2pp":
+        raise ValueError(f"mu is NDCG-Loss2++'s parameter; metric {metric!r} takes no mu")
+    if isinstance(mu, bool) or not isinstance(mu, (int, float, np.integer, np.floating)) or not math.isfinite(mu) \
+            or mu < 0:
+        raise ValueError(f"mu must be a finite number >= 0, got {mu!r}")
+    return float(mu)
 
 
 def _outputs(out, n, **inputs):

@@ -16,29 +16,23 @@ Conventions shared by every metric and by the lambda kernels:
 * RR@k: ``1/r`` for the first relevant document at rank ``r <= k``, else 0.
 """
 
-import re
-
 import numpy as np
 
-from . import _metric_kernels as mk
+from . import _registry as reg
 from ._config import FLOAT
-from ._ranking import discount_table, document_gains
+from ._kernels.metric import metric_driver
+from ._kernels.ranking import discount_table
 from ._threads import numba_threads
-from ._validation import (
-    check_group_ptr,
-    check_k,
-    check_labels,
-    check_query_weights,
-    check_scores,
-)
+from .checks import check_labels, check_query_weights, check_scores
+from .groups import check_group_ptr
 
 __all__ = ["metric_values", "mean_metric", "metric_table", "parse_metric", "METRICS", "CONVENTIONS",
            "convention_label"]
 
 #: Metric names accepted by :func:`metric_values` (``"map"`` is AP per query, ``"mrr"`` RR).
-METRICS = ("ndcg", "dcg", "err", "map", "mrr")
-_CODES = {"dcg": mk.DCG, "ndcg": mk.NDCG, "err": mk.ERR, "map": mk.AP, "mrr": mk.RR}
-_IDEAL_ZERO = {"one": 1.0, "zero": 0.0, "drop": np.nan}
+METRICS = reg.names("metric")
+#: NDCG of a query whose ideal DCG@k is 0, by ``ideal_zero`` name.
+IDEAL_ZERO = {"one": 1.0, "zero": 0.0, "drop": np.nan}
 #: Named evaluation conventions: NDCG/DCG gain and the NDCG of a query with no relevant document
 #: (ideal DCG 0). docs/math.md has the table with each source. ERR, MAP and MRR are the same in all.
 CONVENTIONS = {
@@ -51,58 +45,15 @@ _LABELS = {
     "xgboost": "XGBoost convention: NDCG gain 2^rel−1, a query with no relevant document scores 1",
     "trec": "trec_eval convention: NDCG gain = rel (linear), a query with no relevant document scores 0",
 }
-_NAME = re.compile(r"^\s*([a-z]+)\s*(?:@\s*(\d+))?\s*$")
 
 
 def parse_metric(name, k=None):
     """Split ``"ndcg@10"`` into ``("ndcg", 10)``; case-insensitive.
 
     ``k`` given as well must agree with the ``@k`` suffix. Raises ``ValueError`` for an unknown
-    metric or a malformed name.
+    metric or a malformed name. Every public function that takes a metric name reads it this way.
     """
-    m = _NAME.match(str(name).lower())
-    if not m or m.group(1) not in METRICS:
-        raise ValueError(f"unknown metric {name!r}; choose one of {METRICS}, optionally with @k")
-    metric, suffix = m.group(1), m.group(2)
-    k = check_k(k)
-    if suffix is not None:
-        ks = check_k(int(suffix))
-        if k is not None and k != ks:
-            raise ValueError(f"metric {name!r} says k={ks} but k={k} was passed")
-        k = ks
-    return metric, k
-
-
-def metric_inputs(labels, metric, gain="exp", label_gain=None, max_label=None, threshold=0.0):
-    """Per-document values the kernels rank: gains (DCG/NDCG), ``R`` (ERR), relevance (MAP/MRR).
-
-    ``labels`` must already be validated float64. Shared with the lambda kernels so both use
-    identical gains.
-    """
-    if metric in ("ndcg", "dcg"):
-        gains = document_gains(labels, gain, label_gain)
-        # the sum over all documents bounds every query's IDCG: finite here means finite metrics
-        if not np.isfinite(gains.sum()):
-            i = int(np.argmax(~np.isfinite(gains))) if not np.all(np.isfinite(gains)) else int(np.argmax(gains))
-            raise ValueError(
-                f"gains overflow float64 (label {labels[i]:g} at row {i}: 2**label - 1 is too large for "
-                "exponential gain); use gain='linear' or a label_gain table for labels this large")
-        return gains
-    if metric == "err":
-        if max_label is None:
-            max_label = float(labels.max()) if labels.size else 0.0
-        elif not np.isfinite(max_label) or max_label < 0:
-            raise ValueError(f"max_label must be finite and non-negative, got {max_label!r}")
-        if labels.size and labels.max() > max_label:
-            i = int(np.argmax(labels > max_label))
-            raise ValueError(f"label {labels[i]:g} at row {i} exceeds max_label={max_label:g}")
-        if max_label >= 1024:  # 2**1024 overflows float64
-            raise ValueError(f"ERR's grade scale 2**max_label overflows float64 (max_label={max_label:g}); "
-                             "ERR needs grades below 1024")
-        return (np.exp2(labels) - 1.0) / np.exp2(max_label)
-    if not np.isfinite(threshold):
-        raise ValueError(f"threshold must be finite, got {threshold!r}")
-    return (labels > threshold).astype(FLOAT)
+    return reg.parse_metric(name, k, kind="metric")
 
 
 def resolve_convention(convention=None, gain=None, ideal_zero=None):
@@ -174,18 +125,19 @@ def metric_values(scores, labels, group_ptr, metric, k=None, *, convention=None,
     """
     metric, k = parse_metric(metric, k)
     gain, ideal_zero = resolve_convention(convention, gain, ideal_zero)
-    if ideal_zero not in _IDEAL_ZERO:
-        raise ValueError(f"ideal_zero must be one of {tuple(_IDEAL_ZERO)}, got {ideal_zero!r}")
+    if ideal_zero not in IDEAL_ZERO:
+        raise ValueError(f"ideal_zero must be one of {tuple(IDEAL_ZERO)}, got {ideal_zero!r}")
     s = check_scores(scores)
-    y = check_labels(labels, s.shape[0], integer=metric in ("ndcg", "dcg", "err"))
+    y = check_labels(labels, s.shape[0], integer=reg.needs_integer_labels(metric, gain, label_gain))
     ptr = check_group_ptr(group_ptr, s.shape[0])
-    values = metric_inputs(y, metric, gain, label_gain, max_label, threshold)
+    values = reg.kernel_inputs(metric, y, gain=gain, label_gain=label_gain, max_label=max_label,
+                               threshold=threshold)
     sizes = np.diff(ptr)
     disc = discount_table(int(sizes.max()) if sizes.size else 1)
     out = np.empty(ptr.shape[0] - 1, dtype=FLOAT)
     with numba_threads(n_threads):
-        mk.metric_driver(s, values, ptr, _CODES[metric], 0 if k is None else k, disc,
-                         _IDEAL_ZERO[ideal_zero], out)
+        metric_driver(s, values, ptr, reg.REGISTRY[metric].code, 0 if k is None else k, disc,
+                      IDEAL_ZERO[ideal_zero], out)
     return out
 
 

@@ -139,3 +139,39 @@ class Lambda:
 
     def ranking_scores(self, F):
         return F
+
+
+class XENDCG:
+    """XE-NDCG (Bruch et al. 2021) through :func:`lambda_objectives.xendcg_gradients`: fresh ``γ``
+    every round from a generator seeded by ``random_state``. The recorded loss uses ``γ = 1/2``
+    (the mean of ``U[0, 1)``), so the loss history is deterministic."""
+
+    n_columns = 1
+
+    def __init__(self, random_state=0, n_threads=None, **kernel_options):
+        if kernel_options:
+            raise ValueError(f"XE-NDCG takes no kernel_options, got {sorted(kernel_options)}")
+        self.rng = np.random.default_rng(random_state)
+        self.n_threads = n_threads
+        self.last_pairs = None
+
+    def init_score(self, y, ptr):
+        return np.zeros(y.shape[0])
+
+    def gradients(self, F, y, ptr, g, h):
+        from lambda_objectives import xendcg_gradients
+
+        g[:], h[:] = xendcg_gradients(F, y, ptr, gammas=self.rng.random(y.shape[0]), n_threads=self.n_threads)
+
+    def loss(self, F, y, ptr):
+        total = 0.0
+        for a, b in zip(ptr[:-1], ptr[1:]):
+            if b - a < 2:
+                continue
+            z = F[a:b] - F[a:b].max()
+            phi = np.exp2(y[a:b]) - 0.5
+            total -= float(np.sum(phi / phi.sum() * (z - np.log(np.exp(z).sum()))))
+        return total / (ptr.shape[0] - 1)
+
+    def ranking_scores(self, F):
+        return F

@@ -9,12 +9,12 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
-from lambda_objectives._threads import numba_threads
+from lambda_objectives import numba_threads
 from lambda_objectives.groups import split_qid_column
 
 from .binning import BinMapper
 from .grower import GROWTH, NODE_DTYPE, TreeGrower, predict_binned
-from .losses import OBJECTIVES, Lambda, LeastSquares, Logistic, McRank
+from .losses import OBJECTIVES, XENDCG, Lambda, LeastSquares, Logistic, McRank
 from .splitting import CRITERIA
 
 FORMAT_VERSION = 1
@@ -32,7 +32,8 @@ class MARTRanker(BaseEstimator):
     Parameters
     ----------
     objective : {"lambda", "ls", "logistic", "mcrank"}
-    metric, k, sigma : the lambda objective's metric ("ndcg", "err", "map", "mrr", "ranknet"), cutoff, σ
+    metric, k, sigma : the lambda objective (any of ``lambda_objectives.OBJECTIVES``: "ndcg", "err", "map",
+        "mrr", "ranknet", the LambdaLoss weights, or the listwise "xendcg"), cutoff, σ
     criterion : {"se", "ole", "ole_exact"}
         Split criterion; see :mod:`reference.splitting`.
     growth : {"best_first", "breadth_first", "depth_first"}
@@ -88,7 +89,7 @@ class MARTRanker(BaseEstimator):
     # ------------------------------------------------------------------ parameters
     def _check_params(self):
         """Validate every hyper-parameter up front; each error names the parameter."""
-        from lambda_objectives import LAMBDA_METRICS
+        from lambda_objectives import OBJECTIVES as LAMBDA_OBJECTIVES
 
         def choice(name, options):
             if getattr(self, name) not in options:
@@ -119,9 +120,12 @@ class MARTRanker(BaseEstimator):
 
         parse_metric(self.score_metric)
         if self.objective == "lambda":
-            choice("metric", LAMBDA_METRICS)
-        if self.criterion == "ole_exact" and self.objective != "lambda":
+            choice("metric", LAMBDA_OBJECTIVES)
+        pairwise = self.objective == "lambda" and self.metric != "xendcg"
+        if self.criterion == "ole_exact" and not pairwise:
             raise ValueError("criterion='ole_exact' is defined for pairwise (lambda) objectives only")
+        if self.leaf_hessian == "exact" and not pairwise:
+            raise ValueError("leaf_hessian='exact' is defined for pairwise (lambda) objectives only")
         integer("num_leaves", 2)
         integer("n_estimators", 0)
         integer("max_bin", 2)
@@ -176,6 +180,8 @@ class MARTRanker(BaseEstimator):
             if np.any(y != np.floor(y)):
                 raise ValueError("objective='mcrank' needs integer relevance grades")
             return McRank(int(y.max()) + 1)
+        if self.metric == "xendcg":
+            return XENDCG(self.random_state, self.n_threads, **(self.kernel_options or {}))
         return Lambda(self.metric, self.k, self.sigma, self.n_threads,
                       pairs=self.criterion == "ole_exact" or self.leaf_hessian == "exact", **(self.kernel_options or {}))
 
@@ -203,7 +209,7 @@ class MARTRanker(BaseEstimator):
     def _fit(self, X, y, group, qid, group_ptr, eval_set, eval_group, init_score, eval_init_score,
              early_stopping_rounds, eval_metric, history_loss, verbose, history_metrics, history_options):
         from lambda_objectives import resolve_group_ptr
-        from lambda_objectives._validation import check_labels
+        from lambda_objectives import check_labels
 
         self._check_params()
         if y is None:

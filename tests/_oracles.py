@@ -14,6 +14,7 @@ the metric. Conventions (the package's, see ``lambda_objectives/_ranking.py``):
 * RR@k: ``1/rank`` of the first relevant document within k, else 0.
 """
 
+import functools
 import math
 
 
@@ -115,6 +116,72 @@ def swap_delta(scores, labels, a, b, metric, k=None, **opts):
     return abs(metric_of_order(swapped, metric, k, **opts) - metric_of_order(ranked, metric, k, **opts))
 
 
+LAMBDALOSS = ("ndcg_loss2", "ndcg_loss2pp", "label_diff", "gain_diff")
+
+
+@functools.lru_cache(maxsize=64)
+def _ranks(scores):
+    """1-based rank of every document (cached: the pair oracles ask once per pair)."""
+    return {d: p + 1 for p, d in enumerate(ranking(scores))}
+
+
+@functools.lru_cache(maxsize=64)
+def _ideal_dcg(labels, k, gain, label_gain):
+    ideal = sorted((_gain(v, gain, label_gain) for v in labels), reverse=True)
+    return sum(g / math.log2(1 + p) for p, g in enumerate(ideal[:_cut(len(labels), k)], start=1))
+
+
+def lambdaloss_weight(scores, labels, i, j, metric, k=None, mu=10.0, gain="exp", label_gain=None, **_):
+    """The LambdaLoss-family pair weight of documents i, j from its definition, 1-based ranks.
+
+    Wang et al. (CIKM 2018), ``D(x) = log2(1 + x)``, ranks ``r`` by the current scores:
+    NDCG-Loss2 ``|G_i − G_j| δ_ij / IDCG`` with ``δ_ij = |1/D(|r_i − r_j|) − 1/D(|r_i − r_j| + 1)|``;
+    NDCG-Loss2++ ``|G_i − G_j| (ρ_ij + μ δ_ij) / IDCG`` with ``ρ_ij = |1/D(r_i) − 1/D(r_j)|``.
+    LambdaLoss@K (Jagerman et al. SIGIR 2022, TF-Ranking's NDCGLambdaWeightV2) with ``k``: 0 unless
+    ``min(r_i, r_j) <= k``; ``δ`` times ``1/(1 − 1/D(max(r_i, r_j)))`` when ``max(r_i, r_j) > k``;
+    ``1/D(r)`` taken as 0 in ``ρ`` for ``r > k``; IDCG@k. ``label_diff``: ``|y_i − y_j|``;
+    ``gain_diff``: ``|G_i − G_j|``.
+    """
+    r = _ranks(tuple(scores))
+    ri, rj = r[i], r[j]
+    if k is not None and min(ri, rj) > k:
+        return 0.0
+    if metric == "label_diff":
+        return abs(labels[i] - labels[j])
+    gi, gj = _gain(labels[i], gain, label_gain), _gain(labels[j], gain, label_gain)
+    if metric == "gain_diff":
+        return abs(gi - gj)
+    idcg = _ideal_dcg(tuple(labels), k, gain, None if label_gain is None else tuple(label_gain))
+    if idcg == 0:
+        return 0.0
+
+    def inv_d(x):
+        return 1.0 / math.log2(1 + x)
+
+    gap = abs(ri - rj)
+    delta = abs(inv_d(gap) - inv_d(gap + 1))
+    if k is not None and max(ri, rj) > k:
+        delta /= 1.0 - inv_d(max(ri, rj))
+    if metric == "ndcg_loss2":
+        return abs(gi - gj) * delta / idcg
+
+    def inv_d_cut(x):
+        return inv_d(x) if k is None or x <= k else 0.0
+
+    rho = abs(inv_d_cut(ri) - inv_d_cut(rj))
+    return abs(gi - gj) * (rho + mu * delta) / idcg
+
+
+def pair_weight(scores, labels, i, j, metric, k=None, **opts):
+    """``|ΔZ_ij|`` (a swap, recomputed) or the pair weight of a LambdaLoss-family / RankNet objective."""
+    if metric == "ranknet":
+        pos = {d: p for p, d in enumerate(ranking(scores))}
+        return 1.0 if (k is None or min(pos[i], pos[j]) < k) else 0.0
+    if metric in LAMBDALOSS:
+        return lambdaloss_weight(scores, labels, i, j, metric, k, **opts)
+    return swap_delta(scores, labels, i, j, metric, k, **opts)
+
+
 def lambdas(scores, labels, metric="ndcg", k=None, sigma=1.0, **opts):
     """Brute-force LambdaMART gradient and diagonal Hessian of one query (Burges MSR-TR-2010-82).
 
@@ -126,18 +193,13 @@ def lambdas(scores, labels, metric="ndcg", k=None, sigma=1.0, **opts):
     """
     n = len(scores)
     grad, hess = [0.0] * n, [0.0] * n
-    order = ranking(scores)
-    pos = {d: r for r, d in enumerate(order)}
     if metric == "err" and opts.get("max_label") is None:
         opts = dict(opts, max_label=max(labels, default=0))
     for i in range(n):
         for j in range(n):
             if not labels[i] > labels[j]:
                 continue
-            if metric == "ranknet":
-                dz = 1.0 if (k is None or min(pos[i], pos[j]) < k) else 0.0
-            else:
-                dz = swap_delta(scores, labels, i, j, metric, k, **opts)
+            dz = pair_weight(scores, labels, i, j, metric, k, **opts)
             rho = 1.0 / (1.0 + math.exp(sigma * (scores[i] - scores[j])))
             grad[i] -= sigma * dz * rho
             grad[j] += sigma * dz * rho

@@ -417,3 +417,41 @@ def test_xgb_ranker_grid_search_with_group_k_fold():
     search.fit(df, d.y, groups=d.qid)
     assert set(search.best_params_) == {"max_depth", "eta"} and 0 < search.best_score_ <= 1
     assert len(search.cv_results_["mean_test_score"]) == 4
+
+
+@pytest.mark.parametrize("metric", ["ndcg_loss2@10", "ndcg_loss2pp@10", "gain_diff", "xendcg"])
+def test_new_objectives_train_in_every_engine_path(metric):
+    from lambda_objectives import make_ranking, mean_metric
+
+    d = make_ranking(80, docs_per_query=(5, 30), n_features=6, seed=9)
+    base = mean_metric(np.zeros(d.y.shape[0]), d.y, d.group_ptr, "ndcg@10")
+    opts = {"mu": 2.0} if metric.startswith("ndcg_loss2pp") else {}
+    booster = lgb.train(dict(LGB_PARAMS, objective=LightGBMObjective(metric, **opts)),
+                        lgb.Dataset(d.X, d.y, group=d.group), 20)
+    ranker = lgb.LGBMRanker(objective=LightGBMObjective(metric, **opts), n_estimators=20, verbose=-1, n_jobs=1)
+    ranker.fit(d.X, d.y, group=d.group)
+    xobj = XGBoostObjective(metric, **opts)
+    xbooster = xgb.train(xobj.params(max_depth=4, nthread=1), xgb.DMatrix(d.X, d.y, group=d.group), 20, obj=xobj)
+    xr = XGBLambdaRanker(XGBoostObjective(metric, **opts), n_estimators=20, max_depth=4, nthread=1)
+    xr.fit(d.X, d.y, group=d.group)
+    for pred in (booster.predict(d.X), ranker.predict(d.X), xbooster.predict(xgb.DMatrix(d.X), output_margin=True),
+                 xr.predict(d.X)):
+        assert mean_metric(pred, d.y, d.group_ptr, "ndcg@10") > base + 0.05
+
+
+def test_a_user_njit_pair_weight_goes_through_the_adapters():
+    import numba
+
+    from lambda_objectives import lambda_gradients
+
+    @numba.njit
+    def top_heavy(a, b, label_a, label_b, gain_a, gain_b, k):
+        return abs(gain_a - gain_b) / (1.0 + a)
+
+    s, y, ptr = np.array([0.3, 0.1, 0.5, -0.2]), np.array([2.0, 0.0, 1.0, 0.0]), np.array([0, 4])
+    g, h = LightGBMObjective(top_heavy, k=3).gradients(s, y, ptr)
+    want_g, want_h = lambda_gradients(s, y, ptr, top_heavy, 3)
+    np.testing.assert_array_equal(g, want_g.astype(np.float32))
+    np.testing.assert_array_equal(h, want_h.astype(np.float32))
+    with pytest.raises(ValueError, match="preset=None"):
+        LightGBMObjective(top_heavy, preset="lightgbm")

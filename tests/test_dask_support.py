@@ -90,3 +90,24 @@ def test_xgboost_dask_train_matches_single_machine(client):
     d = xgb.DMatrix(X)
     np.testing.assert_allclose(out["booster"].predict(d, output_margin=True),
                                single.predict(d, output_margin=True), atol=1e-5)
+
+
+@pytest.mark.parametrize("metric", ["ndcg_loss2pp@10", "label_diff"])
+def test_new_objectives_train_on_the_cluster_as_on_one_machine(client, metric):
+    """A LambdaLoss objective on two Dask workers equals the same objective on one machine."""
+    pytest.importorskip("xgboost.dask", reason="xgboost.dask needs dask.dataframe (pyarrow)")
+    import xgboost as xgb
+
+    X, y, sizes = _data(seed=1)
+    qid = np.repeat(np.arange(len(sizes)), sizes)
+    cut = int(sizes[:30].sum())
+    rows = ((cut, len(qid) - cut),)
+    dX = da.from_array(X, chunks=(rows[0], X.shape[1]))
+    params = {"max_depth": 3, "eta": 0.3, "nthread": 1, "tree_method": "hist"}
+    obj = XGBoostObjective(metric)
+    out = xgboost_dask_train(client, params, dX, da.from_array(y, chunks=rows), da.from_array(qid, chunks=rows),
+                             obj, num_boost_round=10)
+    single = xgb.train(obj.params(**params), xgb.DMatrix(X, y, qid=qid), 10, obj=XGBoostObjective(metric))
+    d = xgb.DMatrix(X)
+    np.testing.assert_allclose(out["booster"].predict(d, output_margin=True),
+                               single.predict(d, output_margin=True), atol=1e-5)

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lambda_objectives import lambda_gradients
+from lambda_objectives import LAMBDA_METRICS, lambda_gradients
 
-METRICS = ("ndcg", "err", "map", "mrr", "ranknet")
+METRICS = LAMBDA_METRICS  # every lambda objective of the registry
 FAST = not numba.config.DISABLE_JIT
 EXAMPLES = 300 if FAST else 100
 
@@ -164,14 +164,10 @@ def _pairwise_cost(s, y, metric, k, sigma, order_scores):
     """C = sum |dZ| log(1 + exp(-sigma (s_i - s_j))) with |dZ| frozen at the ranking of order_scores."""
     total = 0.0
     n = len(s)
-    rank = {d: r for r, d in enumerate(oracle.ranking(list(order_scores)))}
     for i in range(n):
         for j in range(n):
             if y[i] > y[j]:
-                if metric == "ranknet":
-                    dz = 1.0 if min(rank[i], rank[j]) < k else 0.0
-                else:
-                    dz = oracle.swap_delta(list(order_scores), list(y), i, j, metric, k, max_label=max(y))
+                dz = oracle.pair_weight(list(order_scores), list(y), i, j, metric, k, max_label=max(y))
                 total += dz * math.log1p(math.exp(-sigma * (s[i] - s[j])))
     return total
 
@@ -344,3 +340,79 @@ def test_extreme_sigma_raises_instead_of_inf_hessians():
         lambda_gradients(s, y, np.array([0, 3]), sigma=1e155)
     g, h = lambda_gradients(s, y, np.array([0, 3]), sigma=1e3)
     assert np.all(np.isfinite(g)) and np.all(np.isfinite(h))
+
+
+GAIN_WEIGHTS = ("ndcg", "ndcg_loss2", "ndcg_loss2pp", "gain_diff")
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("metric", GAIN_WEIGHTS + ("label_diff",))
+@settings(max_examples=EXAMPLES // 2, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(q=queries(), shift=st.sampled_from([0.0, 0.25, 0.5]))
+def test_real_valued_labels_with_linear_gain_match_the_definition(metric, q, shift):
+    scores, labels, k, sigma = q
+    labels = [(lab + shift) * 1.7 for lab in labels]  # real-valued relevance, ties kept
+    _check_against_oracle(scores, labels, metric, k, sigma, gain="linear")
+
+
+@pytest.mark.parametrize("mu", [0.0, 2.5])
+def test_ndcg_loss2pp_is_lambdarank_plus_mu_times_loss2(mu):
+    s, y = np.array([0.3, 1.2, -0.4, 0.8, 0.0, 0.1]), np.array([2.0, 0.0, 1.0, 3.0, 0.0, 1.0])
+    ptr = [0, 6]
+    for k in (None, 3):
+        gpp, hpp = lambda_gradients(s, y, ptr, "ndcg_loss2pp", k, mu=mu)
+        g1, h1 = lambda_gradients(s, y, ptr, "ndcg", k)
+        g2, h2 = lambda_gradients(s, y, ptr, "ndcg_loss2", k)
+        np.testing.assert_allclose(gpp, g1 + mu * g2, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(hpp, h1 + mu * h2, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(metric="ndcg_loss2pp", mu=-1.0), "mu must be a finite number >= 0"),
+        (dict(metric="ndcg_loss2pp", mu=float("nan")), "mu must be"),
+        (dict(metric="ndcg", mu=1.0), "takes no mu"),
+        (dict(metric="ndcg_loss3"), "unknown metric 'ndcg_loss3'"),
+        (dict(metric="ndcg_loss2", labels=[1.5, 0.0]), "gain='linear'"),
+        (dict(metric="err", labels=[1.5, 0.0], gain="linear"), "integer relevance grades"),
+        (dict(metric="gain_diff", labels=[1.5, 0.0], label_gain=[0.0, 1.0]), "integer"),
+    ],
+)
+def test_lambdaloss_bad_input(kwargs, match):
+    args = dict(scores=[0.2, 0.1], labels=[1.0, 0.0], group_ptr=[0, 2])
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        lambda_gradients(args.pop("scores"), args.pop("labels"), args.pop("group_ptr"), **args)
+
+
+@numba.njit
+def _half_gain_diff(a, b, label_a, label_b, gain_a, gain_b, k):
+    return 0.5 * abs(gain_a - gain_b)
+
+
+@numba.njit
+def _negative(a, b, label_a, label_b, gain_a, gain_b, k):
+    return -1.0 if a == 0 else 1.0
+
+
+def test_user_njit_pair_weight_matches_the_equivalent_builtin_and_is_checked():
+    rng = np.random.default_rng(3)
+    s, y = rng.normal(size=40), rng.integers(0, 4, 40).astype(float)
+    ptr = [0, 15, 40]
+    for k in (None, 5):
+        for opts in ({}, {"gain": "linear", "normalize": "lambdarank", "query_weights": [1.0, 2.0]}):
+            g, h = lambda_gradients(s, y, ptr, _half_gain_diff, k, 1.3, **opts)
+            gb, hb = lambda_gradients(s, y, ptr, "gain_diff", k, 1.3, **opts)
+            scale = 0.5 if "normalize" not in opts else 1.0  # lambdarank normalisation is not homogeneous
+            if scale == 0.5:
+                np.testing.assert_allclose(g, 0.5 * gb, rtol=1e-12, atol=1e-15)
+                np.testing.assert_allclose(h, 0.5 * hb, rtol=1e-12, atol=1e-15)
+            else:
+                assert np.all(np.sign(g) == np.sign(gb))
+    with pytest.raises(ValueError, match="@njit"):
+        lambda_gradients(s, y, ptr, lambda a, b, la, lb, ga, gb, k: 1.0)
+    with pytest.raises(ValueError, match="negative or non-finite weight"):
+        lambda_gradients(s, y, ptr, _negative)
+    with pytest.raises(ValueError, match="takes no mu"):
+        lambda_gradients(s, y, ptr, _half_gain_diff, mu=1.0)

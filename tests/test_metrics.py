@@ -8,9 +8,8 @@ from conftest import shared_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lambda_objectives import mean_metric, metric_table, metric_values, parse_metric
+from lambda_objectives import METRICS, mean_metric, metric_table, metric_values, parse_metric
 
-METRICS = ("ndcg", "dcg", "err", "map", "mrr")
 EXAMPLES = 200 if not numba.config.DISABLE_JIT else 60
 
 

@@ -228,3 +228,16 @@ def test_grid_search_with_group_k_fold(small):
     scores = cross_val_score(MARTRanker(n_estimators=3, n_threads=1), small.X, small.y, groups=small.qid,
                              cv=GroupKFold(3), params={"qid": small.qid})
     assert scores.shape == (3,) and np.all((scores > 0) & (scores <= 1))
+
+
+@pytest.mark.parametrize("metric", ["ndcg_loss2", "ndcg_loss2pp", "xendcg"])
+def test_new_objectives_train_the_reference_trainer(small_ranking, metric):
+    d = small_ranking
+    m = MARTRanker(metric=metric, k=None if metric == "xendcg" else 10, num_leaves=6, n_estimators=15,
+                   criterion="ole", n_threads=1).fit(d.X, d.y, group=d.group)
+    before = mean_metric(np.zeros(d.y.shape[0]), d.y, d.group_ptr, "ndcg@10")
+    assert mean_metric(m.predict(d.X), d.y, d.group_ptr, "ndcg@10") > before + 0.05
+    assert m.history_["train"]["loss"][-1] < m.history_["train"]["loss"][0]
+    if metric == "xendcg":
+        with pytest.raises(ValueError, match="pairwise"):
+            MARTRanker(metric="xendcg", criterion="ole_exact").fit(d.X, d.y, group=d.group)

@@ -1,135 +1,99 @@
-"""XE-NDCG (lambda_objectives/xendcg.py and _kernels/xendcg.py): loss gradient, LightGBM parity, input checks."""
-
-import math
+"""XE-NDCG: the exact gradient against its definition, LightGBM's rank_xendcg bit for bit."""
 
 import numpy as np
 import pytest
 from conftest import shared_file
 
-from lambda_objectives import XENDCGGammas, load_letor, make_ranking, xendcg_gradients
-from lambda_objectives._kernels import xendcg as xk
+from lambda_objectives import LightGBMObjective, make_ranking, xendcg_gradients
+from lambda_objectives._kernels.xendcg import lgb_next_float
 
 
-def _loss(s, y, gam):
-    """XE-NDCG of one query from its definition: −Σ p_i log softmax_i(s), p ∝ 2^y − γ."""
-    phi = [2.0 ** yi - gi for yi, gi in zip(y, gam)]
-    m = max(s)
-    lse = m + math.log(sum(math.exp(v - m) for v in s))
-    return -sum(p / sum(phi) * (v - lse) for p, v in zip(phi, s))
+def _loss(s, y, gammas):
+    """XE-NDCG of one query from its definition: −Σ φ_i/Σφ log softmax(s)_i, φ = 2^y − γ."""
+    phi = 2.0 ** np.asarray(y) - gammas
+    z = s - s.max()
+    log_rho = z - np.log(np.exp(z).sum())
+    return -np.sum(phi / phi.sum() * log_rho)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_gradient_and_hessian_are_the_derivatives_of_the_loss(seed):
+    rng = np.random.default_rng(seed)
+    n = 7
+    s, y, gam = rng.normal(size=n), rng.integers(0, 4, n).astype(float), rng.random(n)
+    y[0] += 0.5  # real-valued labels are allowed
+    g, h = xendcg_gradients(s, y, [0, n], gammas=gam)
+    eps = 1e-6
+    for i in range(n):
+        e = np.zeros(n)
+        e[i] = eps
+        assert (_loss(s + e, y, gam) - _loss(s - e, y, gam)) / (2 * eps) == pytest.approx(g[i], abs=1e-8)
+        gp = xendcg_gradients(s + e, y, [0, n], gammas=gam)[0]
+        gm = xendcg_gradients(s - e, y, [0, n], gammas=gam)[0]
+        assert (gp[i] - gm[i]) / (2 * eps) == pytest.approx(h[i], abs=1e-7)
+    assert abs(g.sum()) < 1e-12  # softmax minus a distribution
+
+
+def test_lambda_gradients_dispatches_xendcg_and_refuses_pair_options():
+    from lambda_objectives import lambda_gradients
+
+    s, y, ptr = np.array([0.1, 0.5, -0.2, 0.3]), np.array([1.0, 0.0, 2.0, 0.0]), [0, 4]
+    np.testing.assert_array_equal(lambda_gradients(s, y, ptr, "xendcg", seed=3)[0],
+                                  xendcg_gradients(s, y, ptr, seed=3)[0])
+    for kw in ({"k": 3}, {"sigma": 2.0}, {"normalize": "lambdarank"}, {"return_pairs": True}):
+        with pytest.raises(ValueError, match="listwise"):
+            lambda_gradients(s, y, ptr, "xendcg", **kw)
+    with pytest.raises(ValueError, match="deterministic"):
+        lambda_gradients(s, y, ptr, "ndcg", seed=1)
+
+
+def test_queries_weights_seeds_and_bad_input():
+    s, y, ptr = np.array([0.1, 0.5, -0.2, 0.3]), np.array([1.0, 0.0, 2.0, 0.0]), [0, 1, 4]
+    g, h = xendcg_gradients(s, y, ptr, seed=4, query_weights=[1.0, 2.0])
+    g1, _ = xendcg_gradients(s, y, ptr, seed=4)
+    assert g[0] == 0 and h[0] == 0  # a one-document query
+    np.testing.assert_allclose(g[1:], 2 * g1[1:])
+    assert not np.array_equal(g1, xendcg_gradients(s, y, ptr, seed=5)[0])  # γ is random
+    for kw, match in ((dict(gammas=[0.1, 0.2, 1.0, 0.3]), r"\[0, 1\)"), (dict(gammas=[0.1]), "gammas has 1"),
+                      (dict(gammas=[0.1] * 4, seed=1), "not both")):
+        with pytest.raises(ValueError, match=match):
+            xendcg_gradients(s, y, ptr, **kw)
+    with pytest.raises(ValueError, match="below 1024"):
+        xendcg_gradients(s, [1.0, 0.0, 2000.0, 0.0], ptr, seed=0)
+    with pytest.raises(ValueError, match="ignores weights"):
+        LightGBMObjective("xendcg", preset="lightgbm").gradients(s, y, ptr, weight=np.ones(4))
+    with pytest.raises(ValueError, match="unknown options"):
+        LightGBMObjective("xendcg", k=3, preset="lightgbm", norm=False)
+    with pytest.raises(ValueError, match="with preset='xgboost'"):
+        LightGBMObjective("xendcg", preset="xgboost")
 
 
 @pytest.mark.kernel
-@pytest.mark.parametrize("seed", range(5))
-def test_gradient_is_finite_difference_of_loss(seed):
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(2, 12))
-    s = rng.normal(size=n) * 2
-    y = np.where(rng.random(n) < 0.5, rng.integers(0, 4, n), rng.random(n) * 3)  # real labels
-    gam = rng.random(n)
-    g, h = np.empty(n), np.empty(n)
-    xk.xendcg_query(s, y, gam, g, h)
-    eps = 1e-6
-    for d in range(n):
-        up, dn = s.copy(), s.copy()
-        up[d] += eps
-        dn[d] -= eps
-        assert g[d] == pytest.approx((_loss(up, y, gam) - _loss(dn, y, gam)) / (2 * eps), rel=1e-6, abs=1e-9)
-        e2 = 1e-4
-        up[d], dn[d] = s[d] + e2, s[d] - e2
-        fd2 = (_loss(up, y, gam) - 2 * _loss(s, y, gam) + _loss(dn, y, gam)) / e2 ** 2
-        assert h[d] == pytest.approx(fd2, rel=1e-5, abs=1e-6)
+def test_lightgbm_generator_is_its_lcg():
+    state, x = np.array([5], dtype=np.uint32), 5
+    for _ in range(1000):
+        x = (214013 * x + 2531011) % 2 ** 32
+        assert float(lgb_next_float(state)) == ((x >> 16) & 0x7FFF) / 32768.0
+    assert int(state[0]) == x
 
 
-def test_public_function_matches_kernel_and_threads_do_not_matter():
-    d = make_ranking(40, docs_per_query=(1, 30), n_features=3, seed=2)
-    s = np.random.default_rng(0).normal(size=d.y.shape[0])
-    gam = np.random.default_rng(1).random(d.y.shape[0])
-    g1, h1 = xendcg_gradients(s, d.y, d.group_ptr, gammas=gam, n_threads=1)
-    g2, h2 = xendcg_gradients(s, d.y, d.group_ptr, gammas=gam, n_threads=2)
-    assert np.array_equal(g1, g2) and np.array_equal(h1, h2)
-    for q in range(len(d.group_ptr) - 1):
-        a, b = d.group_ptr[q], d.group_ptr[q + 1]
-        g, h = np.empty(b - a), np.empty(b - a)
-        xk.xendcg_query(s[a:b], d.y[a:b], gam[a:b], g, h)
-        assert np.array_equal(g1[a:b], g) and np.array_equal(h1[a:b], h)
-        assert abs(g.sum()) < 1e-12  # Σρ = Σp = 1
-        if b - a == 1:
-            assert g[0] == 0.0 and h[0] == 0.0
-
-
-def test_gammas_advance_per_round_and_seed_reproduces():
-    ptr = np.array([0, 3, 4, 9])
-    a, b = XENDCGGammas(ptr, seed=3), XENDCGGammas(ptr, seed=3)
-    r1, r2 = a.draw(), a.draw()
-    assert np.array_equal(r1, b.draw()) and not np.array_equal(r1, r2)
-    lg = XENDCGGammas(ptr, seed=5, preset="lightgbm")
-    first = lg.draw()
-    assert first[3] == 0.0  # one-document query draws nothing
-    # LightGBM's Random(5).NextFloat(): x = 214013*5 + 2531011 = 3601076, (x >> 16) & 0x7FFF = 54
-    assert first[0] == 54 / 32768
-    assert np.all((first >= 0) & (first < 1)) and not np.array_equal(first, lg.draw())
-
-
-def _lgb_parity(X, y, ptr, rounds, seed=5):
+def _lightgbm_parity(X, y, group, rounds=50):
     lgb = pytest.importorskip("lightgbm")
-    params = {"num_leaves": 15, "learning_rate": 0.1, "min_data_in_leaf": 5, "deterministic": True,
-              "num_threads": 1, "force_row_wise": True, "verbose": -1, "objective_seed": seed}
-    sizes = np.diff(ptr)
-    native = lgb.train(dict(params, objective="rank_xendcg"), lgb.Dataset(X, y, group=sizes), rounds)
-    gammas = XENDCGGammas(ptr, seed=seed, preset="lightgbm")
-
-    def fobj(preds, data):
-        g, h = xendcg_gradients(preds, data.get_label(), ptr, seed=gammas, preset="lightgbm")
-        return g.astype(np.float32), h.astype(np.float32)  # exact: the values are float32 numbers
-
-    custom = lgb.train(dict(params, objective=fobj), lgb.Dataset(X, y, group=sizes), rounds)
-    assert gammas.rounds == rounds
-    assert native.num_trees() == custom.num_trees() == rounds
-    return native.predict(X), custom.predict(X, raw_score=True)
+    params = dict(verbose=-1, num_threads=1, deterministic=True, force_row_wise=True, num_leaves=15,
+                  learning_rate=0.1, min_data_in_leaf=5, seed=3, objective_seed=11)
+    native = lgb.train(dict(params, objective="rank_xendcg"), lgb.Dataset(X, y, group=group), rounds)
+    ours = LightGBMObjective("xendcg", preset="lightgbm", objective_seed=11)
+    custom = lgb.train(dict(params, objective=ours), lgb.Dataset(X, y, group=group), rounds)
+    np.testing.assert_array_equal(native.predict(X), custom.predict(X))
 
 
-def test_lightgbm_preset_is_bit_identical_synthetic():
-    d = make_ranking(60, docs_per_query=(1, 40), n_features=6, seed=4)
-    p_native, p_custom = _lgb_parity(d.X, d.y, d.group_ptr, 50)
-    assert np.array_equal(p_native, p_custom)
+def test_preset_lightgbm_reproduces_rank_xendcg_bit_for_bit_on_synthetic_data():
+    d = make_ranking(60, docs_per_query=(1, 30), n_features=6, seed=1)
+    _lightgbm_parity(d.X, d.y, d.group)
 
 
-def test_lightgbm_preset_is_bit_identical_mq2008(shared_data):
-    data = load_letor(shared_file(shared_data, "MQ2008", "Fold1", "train.txt"))
-    p_native, p_custom = _lgb_parity(data.X, data.y, data.group_ptr, 50, seed=11)
-    assert np.array_equal(p_native, p_custom)
+def test_preset_lightgbm_reproduces_rank_xendcg_bit_for_bit_on_mq2008(shared_data):
+    from lambda_objectives import load_letor
 
-
-@pytest.mark.parametrize("kwargs, msg", [
-    ({"preset": "xgboost"}, "unknown preset"),
-    ({"seed": 1.5}, "seed must be an integer"),
-    ({"gammas": [0.1, 1.0, 0.2]}, r"\[0, 1\)"),
-    ({"gammas": [0.1, 0.2]}, "gammas has 2 values"),
-    ({"gammas": [0.1, 0.2, 0.3], "seed": 3}, "either gammas or seed"),
-])
-def test_bad_arguments_raise(kwargs, msg):
-    with pytest.raises(ValueError, match=msg):
-        xendcg_gradients([0.0, 1.0, 2.0], [0, 1, 2], [0, 3], **kwargs)
-
-
-def test_bad_data_raise_and_inputs_are_not_mutated():
-    s = np.array([0.0, 1.0, 2.0])
-    y = np.array([0.0, 1.0, 2.0])
-    with pytest.raises(ValueError, match="non-finite"):
-        xendcg_gradients([0.0, np.nan, 1.0], y, [0, 3])
-    with pytest.raises(ValueError, match="group_ptr"):
-        xendcg_gradients(s, y, [0, 2])
-    with pytest.raises(ValueError, match="labels < 31"):
-        xendcg_gradients(s, [0.0, 1.0, 31.0], [0, 3], preset="lightgbm")
-    with pytest.raises(ValueError, match="different query boundaries"):
-        xendcg_gradients(s, y, [0, 3], seed=XENDCGGammas([0, 1, 3]))
-    with pytest.raises(ValueError, match="preset"):
-        xendcg_gradients(s, y, [0, 3], seed=XENDCGGammas([0, 3]), preset="lightgbm")
-    with pytest.raises(ValueError, match="not finite"):
-        xendcg_gradients(s, [0.0, 1.0, 1100.0], [0, 3])
-    with pytest.raises(ValueError, match="not finite"):
-        xendcg_gradients([0.0, 100.0, 1.0], y, [0, 3], preset="lightgbm")
-    gam = np.array([0.5, 0.25, 0.0])
-    before = (s.copy(), y.copy(), gam.copy())
-    xendcg_gradients(s, y, np.array([0, 3]), gammas=gam)
-    assert all(np.array_equal(u, v) for u, v in zip(before, (s, y, gam)))
+    d = load_letor(shared_file(shared_data, "MQ2008", "Fold1", "train.txt"))
+    _lightgbm_parity(d.X, d.y, d.group)

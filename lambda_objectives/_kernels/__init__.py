@@ -1,1 +1,1 @@
-"""LOW LEVEL numba kernels, one module per metric or objective (see docs/development.md)."""
+"""LOW LEVEL numba kernels: shared ranking pieces, one module per metric, the pair loop, engine parity."""

@@ -1,25 +1,17 @@
-"""LOW LEVEL XE-NDCG kernels (Bruch, Zoghi, Bendersky & Najork, WWW 2021, arXiv 1911.09798).
+"""XE-NDCG (Bruch, Zoghi, Bendersky & Najork, "An Alternative Cross Entropy Loss for
+Learning-to-Rank", WWW 2021, arXiv:1911.09798): a listwise softmax cross-entropy, O(n) per query.
 
-Per query, with ``ρ = softmax(s)`` and the randomised targets ``φ_i = 2^{y_i} − γ_i``
-(``γ_i ∈ [0, 1)`` drawn afresh each round), the loss is the cross entropy
+With ``ρ = softmax(s)`` over the query and targets ``φ_i = 2^{y_i} − γ_i`` (``γ_i ~ U[0, 1)``, drawn
+afresh per document per round), the loss is ``L = −Σ_i (φ_i/Σφ) log ρ_i``; its gradient is
+``∂L/∂s_i = ρ_i − φ_i/Σφ`` and its Hessian diagonal ``ρ_i (1 − ρ_i)`` (:func:`xendcg_query`).
 
-.. math:: L = −\\sum_i p_i \\log ρ_i,\\qquad p_i = φ_i / \\sum_j φ_j .
-
-Two kernels, both O(n) per query:
-
-* :func:`xendcg_query`: the exact gradient ``∂L/∂s_i = ρ_i − p_i`` (the ``p_i`` sum to 1) and the
-  exact diagonal of the Hessian ``ρ_i(1 − ρ_i)``, float64;
-* :func:`xendcg_query_lightgbm`: LightGBM 4.x ``rank_xendcg`` (``RankXENDCG::GetGradientsForOneQuery``
-  in src/objective/rank_objective.hpp), reproduced operation by operation: the first-order term
-  ``ρ_i − p_i`` plus two further terms of a series,
-  ``L2_i = ρ_i Σ_{j≠i} L1_j/(1−ρ_j)`` and ``L3_i = ρ_i Σ_{j≠i} L2_j/(1−ρ_j)``, accumulated into a
-  float32 gradient; labels truncated to int for ``2^y``; ``1/max(1e-15f, Σφ)``. This is NOT the
-  gradient of ``L``.
-
-LightGBM's γ come from its ``Random`` class (include/LightGBM/utils/random.h), one generator per
-query seeded ``objective_seed + query``, advanced by one ``NextFloat`` per document per round
-(queries with one document draw nothing): :func:`lightgbm_gammas` does the same on an int64
-state array the caller keeps between rounds.
+LightGBM's ``rank_xendcg`` (``src/objective/rank_objective.hpp``, ``RankXENDCG``) differs on purpose
+and :func:`lgb_xendcg_query` reproduces it: ``γ`` from LightGBM's ``Random`` (a 32-bit LCG
+``x ← 214013 x + 2531011``, ``γ = ((x >> 16) & 0x7FFF) / 32768`` in float32) seeded with
+``objective_seed + query`` and advancing across rounds; ``2^{int(y)}`` (labels truncated); the sum of
+``φ`` floored at LightGBM's ``kEpsilon``; and the gradient replaced by its first three terms of a
+series (first-order ``ρ − p``, then two corrections ``ρ_i Σ_{j≠i} t_j/(1 − ρ_j)``), accumulated in
+float32 as the engine does.
 """
 
 import math
@@ -27,138 +19,97 @@ import math
 import numpy as np
 from numba import njit, prange
 
-PRESET_EXACT, PRESET_LIGHTGBM = 0, 1
-
-#: LightGBM's ``kEpsilon`` is the float literal ``1e-15f``; as a double it is this value.
-_LGB_EPS = float(np.float32(1e-15))
-_LCG_MUL, _LCG_ADD, _MASK32 = 214013, 2531011, 0xFFFFFFFF
+#: LightGBM's ``kEpsilon`` (``1e-15f``: a float literal stored in a double)
+LGB_EPSILON = float(np.float32(1e-15))
 
 
 @njit(cache=True)
-def xendcg_query(s, lab, gam, g, h):
-    """Exact XE-NDCG gradient and Hessian diagonal of one query into ``g``, ``h`` (float64).
-
-    ``g_i = ρ_i − φ_i/Σφ`` with ``φ_i = 2^{y_i} − γ_i``; ``h_i = ρ_i (1 − ρ_i)``. Queries with
-    at most one document, or with ``Σφ <= 0``, get zeros. Softmax shifted by the maximum score.
-    """
-    n = s.shape[0]
-    for i in range(n):
-        g[i] = 0.0
-        h[i] = 0.0
-    if n <= 1:
-        return
-    smax = s[0]
-    for i in range(1, n):
-        smax = max(smax, s[i])
-    z = 0.0
-    tot = 0.0
-    for i in range(n):
-        e = math.exp(s[i] - smax)
-        g[i] = e  # g holds exp until normalised below
-        z += e
-        tot += 2.0 ** lab[i] - gam[i]
-    if tot <= 0.0:
-        for i in range(n):
-            g[i] = 0.0
-        return
-    for i in range(n):
-        rho = g[i] / z
-        g[i] = rho - (2.0 ** lab[i] - gam[i]) / tot
-        h[i] = rho * (1.0 - rho)
-
-
-@njit(cache=True, inline="always")
-def _div(a, b):
-    """``a / b`` with IEEE results for ``b == 0`` (C++ semantics; Python would raise)."""
-    if b != 0.0:
-        return a / b
-    if a == 0.0:
-        return math.nan
-    return math.copysign(math.inf, a)
+def _softmax(s, rho):
+    m = s[0]
+    for i in range(1, s.shape[0]):
+        m = max(m, s[i])
+    total = 0.0
+    for i in range(s.shape[0]):
+        rho[i] = math.exp(s[i] - m)
+        total += rho[i]
+    for i in range(s.shape[0]):
+        rho[i] /= total
 
 
 @njit(cache=True)
-def xendcg_query_lightgbm(s, lab, gam, g, h, work):
-    """LightGBM 4.x ``rank_xendcg`` gradient/Hessian of one query, float32-rounded into float64 ``g``, ``h``.
-
-    ``gam`` are the generator's float32 draws (as float64), ``work`` a scratch array of at
-    least ``2n``. Order of operations and roundings follow ``RankXENDCG::GetGradientsForOneQuery``
-    and ``Common::Softmax``; the gradient is accumulated in float32 like LightGBM's ``score_t``.
-    """
+def xendcg_query(s, targets, weight, g, h):
+    """Exact XE-NDCG gradient and Hessian diagonal of one query; ``targets`` are ``φ`` (> 0)."""
     n = s.shape[0]
     if n <= 1:
         for i in range(n):
             g[i] = 0.0
             h[i] = 0.0
         return
-    rho = work[0:n]
-    par = work[n:2 * n]
-    wmax = s[0]
-    for i in range(1, n):
-        wmax = max(s[i], wmax)
-    wsum = 0.0
+    rho = np.empty(n)
+    _softmax(s, rho)
+    total = 0.0
     for i in range(n):
-        rho[i] = math.exp(s[i] - wmax)
-        wsum += rho[i]
+        total += targets[i]
     for i in range(n):
-        rho[i] /= wsum
-    inv = 0.0
+        g[i] = weight * (rho[i] - targets[i] / total)
+        h[i] = weight * rho[i] * (1.0 - rho[i])
+
+
+@njit(cache=True, parallel=True)
+def xendcg_driver(scores, targets, group_ptr, weights, grad, hess):
+    """All queries (``prange``; each writes only its own rows)."""
+    for q in prange(group_ptr.shape[0] - 1):
+        a = group_ptr[q]
+        b = group_ptr[q + 1]
+        xendcg_query(scores[a:b], targets[a:b], weights[q], grad[a:b], hess[a:b])
+
+
+@njit(cache=True)
+def lgb_next_float(state):
+    """LightGBM's ``Random::NextFloat`` on a one-element uint32 state (advanced in place)."""
+    x = (np.uint32(214013) * state[0] + np.uint32(2531011)) & np.uint32(0xFFFFFFFF)
+    state[0] = np.uint32(x)
+    return np.float32((x >> np.uint32(16)) & np.uint32(0x7FFF)) / np.float32(32768.0)
+
+
+@njit(cache=True)
+def lgb_xendcg_query(s, y, state, g, h):
+    """LightGBM ``rank_xendcg`` for one query, float32 outputs; ``state`` its generator (advanced)."""
+    n = s.shape[0]
+    if n <= 1:
+        for i in range(n):
+            g[i] = np.float32(0.0)
+            h[i] = np.float32(0.0)
+        return
+    rho = np.empty(n)
+    _softmax(s, rho)
+    params = np.empty(n)
+    denom = 0.0
     for i in range(n):
-        par[i] = 2.0 ** int(np.float32(lab[i])) - gam[i]
-        inv += par[i]
-    inv = 1.0 / max(_LGB_EPS, inv)
+        params[i] = 2.0 ** int(y[i]) - np.float64(lgb_next_float(state))
+        denom += params[i]
+    inv = 1.0 / max(LGB_EPSILON, denom)
     sum_l1 = 0.0
     for i in range(n):
-        term = -par[i] * inv + rho[i]
+        term = -params[i] * inv + rho[i]
         g[i] = np.float32(term)
-        par[i] = _div(term, 1.0 - rho[i])
-        sum_l1 += par[i]
+        params[i] = term / (1.0 - rho[i])
+        sum_l1 += params[i]
     sum_l2 = 0.0
     for i in range(n):
-        term = rho[i] * (sum_l1 - par[i])
-        g[i] = np.float32(np.float32(g[i]) + np.float32(term))
-        par[i] = _div(term, 1.0 - rho[i])
-        sum_l2 += par[i]
+        term = rho[i] * (sum_l1 - params[i])
+        g[i] = g[i] + np.float32(term)
+        params[i] = term / (1.0 - rho[i])
+        sum_l2 += params[i]
     for i in range(n):
-        g[i] = np.float32(np.float32(g[i]) + np.float32(rho[i] * (sum_l2 - par[i])))
+        g[i] = g[i] + np.float32(rho[i] * (sum_l2 - params[i]))
         h[i] = np.float32(rho[i] * (1.0 - rho[i]))
 
 
 @njit(cache=True, parallel=True)
-def xendcg_driver(scores, labels, group_ptr, gammas, preset, g, h):
-    """All queries (``prange`` over queries, each writes only its own rows, so the result does
-    not depend on the thread count; the caller sets the thread count). ``preset`` is
-    :data:`PRESET_EXACT` or :data:`PRESET_LIGHTGBM`."""
-    n_queries = group_ptr.shape[0] - 1
-    for q in prange(n_queries):
+def lgb_xendcg_driver(scores, labels, group_ptr, states, grad, hess):
+    """All queries; ``states[q]`` is query ``q``'s generator (``objective_seed + q`` at the start)."""
+    for q in prange(group_ptr.shape[0] - 1):
         a = group_ptr[q]
         b = group_ptr[q + 1]
-        if preset == PRESET_LIGHTGBM:
-            work = np.empty(2 * (b - a))
-            xendcg_query_lightgbm(scores[a:b], labels[a:b], gammas[a:b], g[a:b], h[a:b], work)
-        else:
-            xendcg_query(scores[a:b], labels[a:b], gammas[a:b], g[a:b], h[a:b])
-
-
-@njit(cache=True)
-def lightgbm_gammas(states, group_ptr, out):
-    """Draw this round's γ for every document from LightGBM's per-query generators.
-
-    ``states[q]`` is query ``q``'s ``Random::x`` (uint32 kept in an int64); each draw is
-    ``x = 214013 x + 2531011 (mod 2^32)``, ``γ = ((x >> 16) & 0x7FFF) / 32768`` (``NextFloat``:
-    exact in float32). Queries with fewer than two documents draw nothing (LightGBM returns
-    before sampling). ``states`` is advanced in place.
-    """
-    n_queries = group_ptr.shape[0] - 1
-    for q in range(n_queries):
-        a = group_ptr[q]
-        b = group_ptr[q + 1]
-        if b - a <= 1:
-            for i in range(a, b):
-                out[i] = 0.0
-            continue
-        x = states[q]
-        for i in range(a, b):
-            x = (_LCG_MUL * x + _LCG_ADD) & _MASK32
-            out[i] = ((x >> 16) & 0x7FFF) / 32768.0
-        states[q] = x
+        lgb_xendcg_query(scores[a:b], labels[a:b], states[q:q + 1], grad[a:b], hess[a:b])

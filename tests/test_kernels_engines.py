@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from _oracles import lambdas as oracle_lambdas
 
-from lambda_objectives import _preset_kernels as pk
+from lambda_objectives._kernels import lightgbm as pk
 from lambda_objectives.adapters import LightGBMObjective, XGBoostObjective
 
 

@@ -9,7 +9,7 @@ pytest.importorskip("xgboost")
 from conftest import shared_file  # noqa: E402
 
 from lambda_objectives.adapters import LightGBMObjective, XGBoostObjective  # noqa: E402
-from lambda_objectives.validate import compare_gradients, probe_lightgbm, probe_xgboost  # noqa: E402
+from lambda_objectives.probe import compare_gradients, probe_lightgbm, probe_xgboost  # noqa: E402
 
 
 def _few_queries(path, query_file=None, n_q=6):
@@ -72,3 +72,42 @@ def test_probe_detects_a_different_objective(small):
 def test_compare_gradients_reports_shape_mismatch():
     with pytest.raises(ValueError, match="shape"):
         compare_gradients(np.zeros(2), np.zeros(2), np.zeros(3), np.zeros(3))
+
+
+# --- CatBoost ---------------------------------------------------------------------------------
+def _catboost():
+    return pytest.importorskip("catboost", reason="catboost is not installed (pip install 'lambda_objectives[catboost]')")
+
+
+def test_catboost_probe_recovers_query_rmse_in_closed_form():
+    _catboost()
+    from lambda_objectives import probe_catboost
+
+    s, y, ptr = np.array([0.3, -0.2, 0.5, 0.1, 0.0, 1.0, 2.0]), np.array([2.0, 0, 1, 0, 1, 3, 1]), [0, 5, 7]
+    d1, d2 = probe_catboost(s, y, ptr, "QueryRMSE")
+    r = y - s
+    want = np.r_[r[:5] - r[:5].mean(), r[5:] - r[5:].mean()]  # −∂L/∂s of ½Σ(y − s − mean)² per query
+    np.testing.assert_allclose(d1, want, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(d2, -1.0, rtol=1e-6)
+
+
+def test_catboost_lambdamart_ndcg_is_our_linear_gain_lambda_and_mrr_differs_as_derived():
+    _catboost()
+    from lambda_objectives import lambda_gradients, probe_catboost
+
+    rng = np.random.default_rng(0)
+    s, y, ptr = rng.normal(size=9), np.array([2.0, 0, 1, 3, 0, 1, 2, 0, 1]), [0, 9]
+    d1, d2 = probe_catboost(s, y, ptr, "LambdaMart:metric=NDCG;norm=false")
+    g, h = lambda_gradients(s, y, ptr, "ndcg", gain="linear")  # CatBoost's NDCG gain is the label
+    np.testing.assert_allclose(d1, g, rtol=1e-6, atol=1e-9)  # its der1 is +∂C/∂s, its der2 +∂²C/∂s²
+    np.testing.assert_allclose(d2, h, rtol=1e-6, atol=1e-9)
+    # MRR, by hand: ranking doc2 (label 0), doc0 (2), doc1 (1); relevant = label > 0, RR = 1/2.
+    # Swapping doc1 (rank 3) with doc2 (rank 1) makes RR 1: the exact |ΔRR| is 1/2; CatBoost weights
+    # the pair |1/1 − 1/3| = 2/3, as if doc1 were the only relevant document.
+    s, y = np.array([0.32, -0.82, 0.73]), np.array([2.0, 1.0, 0.0])
+    d1, _ = probe_catboost(s, y, [0, 3], "LambdaMart:metric=MRR;norm=false")
+    rho02 = 1.0 / (1.0 + np.exp(s[0] - s[2]))
+    rho12 = 1.0 / (1.0 + np.exp(s[1] - s[2]))
+    np.testing.assert_allclose(d1, [-0.5 * rho02, -2 / 3 * rho12, 0.5 * rho02 + 2 / 3 * rho12], rtol=1e-6)
+    g, _ = lambda_gradients(s, y, [0, 3], "mrr")
+    np.testing.assert_allclose(g, [-0.5 * rho02, -0.5 * rho12, 0.5 * rho02 + 0.5 * rho12], rtol=1e-12)

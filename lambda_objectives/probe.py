@@ -14,9 +14,9 @@ import numpy as np
 
 from ._config import FLOAT
 from ._optional import require
-from ._validation import check_group_ptr
+from .groups import check_group_ptr
 
-__all__ = ["probe_lightgbm", "probe_xgboost", "compare_gradients"]
+__all__ = ["probe_lightgbm", "probe_xgboost", "probe_catboost", "compare_gradients"]
 
 
 def _id_feature(n):
@@ -149,3 +149,60 @@ def compare_gradients(grad_a, hess_a, grad_b, hess_b, rtol=1e-6, atol=1e-9):
         "n_compared": int(np.sum(ok[: len(ok) // 2] & ok[len(ok) // 2:])),
         "passed": bool(ok.any() and np.all(d <= atol + rtol * np.abs(b[ok]))),
     }
+
+
+def probe_catboost(scores, labels, group_ptr, loss_function="LambdaMart:metric=NDCG", params=None):
+    """CatBoost's own first and second derivatives of ``loss_function`` at ``scores``, per document.
+
+    CatBoost cannot take a Python ranking objective and exposes no derivatives, so they are read off
+    one-iteration models: per query, the documents' indices as ``ceil(log2 n)`` binary features, a
+    symmetric tree of that depth (one document per leaf), ``learning_rate=1``, ``l2_leaf_reg=0``,
+    ``random_strength=0``, no bootstrap, ``scores`` as the ``baseline`` and one leaf-estimation step.
+    With ``leaf_estimation_method="Gradient"`` a leaf holds ``der1`` (CatBoost's first derivative,
+    whatever its sign convention); with ``"Newton"`` it holds ``der1 / (−der2)``, which gives
+    ``der2``. CatBoost stores leaf values in double precision: both are recovered to about 1e-8
+    relative (the tests check ``QueryRMSE``, whose derivatives are known in closed form).
+
+    Returns
+    -------
+    der1, der2 : float64 arrays (n,)
+        CatBoost's convention: for ``QueryRMSE`` ``der1 = −∂L/∂s`` and ``der2 = −∂²L/∂s²``. NaN for
+        ``der2`` where ``der1`` is 0 (a document with no force cannot be divided out), and for queries
+        of one document or of one label (CatBoost refuses to train on equal targets).
+    """
+    cb = require("catboost")
+
+    s = np.asarray(scores, dtype=FLOAT)
+    y = np.asarray(labels, dtype=FLOAT)
+    n = y.shape[0]
+    if s.shape[0] != n:
+        raise ValueError(f"scores has {s.shape[0]} rows, labels {n}")
+    ptr = check_group_ptr(group_ptr, n)
+    der1 = np.full(n, np.nan)
+    der2 = np.full(n, np.nan)
+    for a, b in zip(ptr[:-1], ptr[1:]):
+        m = b - a
+        if m < 2 or np.all(y[a:b] == y[a]):
+            continue  # CatBoost refuses a data set whose targets are all equal
+        if m > 4096:
+            raise ValueError(f"a query of {m} documents is too long for the probe (one leaf per document)")
+        depth = int(np.ceil(np.log2(m)))
+        if depth > 16:
+            raise ValueError("CatBoost's symmetric trees are at most 16 deep")
+        X = ((np.arange(m)[:, None] >> np.arange(depth)) & 1).astype(FLOAT)
+        pool = cb.Pool(X, y[a:b], group_id=np.zeros(m, dtype=np.int64), baseline=s[a:b])
+        leaves = []
+        for method in ("Gradient", "Newton"):
+            p = {"loss_function": loss_function, "iterations": 1, "depth": depth, "learning_rate": 1.0,
+                 "l2_leaf_reg": 0.0, "leaf_estimation_method": method, "leaf_estimation_iterations": 1,
+                 "random_strength": 0.0, "bootstrap_type": "No", "boost_from_average": False,
+                 "verbose": False, "thread_count": 1, "allow_writing_files": False}
+            p.update(params or {})
+            model = cb.CatBoost(p)
+            model.fit(pool)
+            leaves.append(np.asarray(model.predict(X, prediction_type="RawFormulaVal"), dtype=FLOAT))
+        d1, newton = leaves
+        der1[a:b] = d1
+        with np.errstate(divide="ignore", invalid="ignore"):
+            der2[a:b] = np.where(d1 != 0, -d1 / newton, np.nan)
+    return der1, der2

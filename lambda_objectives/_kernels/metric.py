@@ -1,0 +1,44 @@
+"""The metric driver: one query's metric by registry code, and a ``prange`` loop over queries.
+
+Every metric reads the query's scores and one per-document value array prepared by the registry
+(gains for DCG/NDCG, satisfaction probabilities ``R`` for ERR, 0/1 relevance for MAP/MRR);
+the formulas are in the metric modules. Ranking: scores descending, ties in input order.
+"""
+
+from numba import njit, prange
+
+from .._registry import DCG, ERR, MAP, NDCG
+from .ap import ap_value
+from .err import err_value
+from .ndcg import dcg_value, ndcg_value
+from .ranking import cutoff, stable_order_desc
+from .rr import rr_value
+
+
+@njit(cache=True)
+def query_metric(scores, values, metric, k, disc, ideal_zero):
+    """The metric of one query; ``ideal_zero`` is NDCG's value when the ideal DCG@k is 0."""
+    n = scores.shape[0]
+    if n == 0:
+        return ideal_zero if metric == NDCG else 0.0
+    order = stable_order_desc(scores)
+    kk = cutoff(n, k)
+    if metric == NDCG:
+        return ndcg_value(values, order, k, kk, disc, ideal_zero)
+    if metric == DCG:
+        return dcg_value(values, order, kk, disc)
+    if metric == ERR:
+        return err_value(values, order, kk)
+    if metric == MAP:
+        return ap_value(values, order, n, kk)
+    return rr_value(values, order, kk)
+
+
+@njit(cache=True, parallel=True)
+def metric_driver(scores, values, group_ptr, metric, k, disc, ideal_zero, out):
+    """Fill ``out[q]`` with the metric of query ``q``; queries are independent (prange)."""
+    n_queries = group_ptr.shape[0] - 1
+    for q in prange(n_queries):
+        a = group_ptr[q]
+        b = group_ptr[q + 1]
+        out[q] = query_metric(scores[a:b], values[a:b], metric, k, disc, ideal_zero)

@@ -1,0 +1,126 @@
+"""Ranking pieces every kernel shares, each written once: stable order, cut-off, discount, gains, IDCG.
+
+Conventions (one place; every metric, lambda and engine-parity kernel uses them):
+
+* ranking: scores descending; ties keep input order (a stable sort), as LightGBM's
+  ``std::stable_sort`` and XGBoost's ``StableSort`` do;
+* positions are 0-based inside kernels; the discount of position ``r`` is ``D_r = 1/log2(r + 2)``,
+  i.e. ``1/log2(rank + 1)`` for the 1-based rank (Järvelin & Kekäläinen 2002);
+* ``k <= 0`` or ``k > n`` means the whole list;
+* gains are computed per document in Python (:func:`document_gains`) and passed to the kernels as
+  float64 arrays, so one kernel serves exponential ``2**l - 1``, linear ``l`` and table gains.
+"""
+
+import numpy as np
+from numba import njit
+
+from .._config import FLOAT
+
+_INSERTION_MAX = 48  # below this an insertion sort beats argsort's negation copy and merge buffers
+
+
+@njit(cache=True)
+def stable_order_desc(s):
+    """Indices that sort ``s`` descending, ties in input order (stable)."""
+    n = s.shape[0]
+    if n > _INSERTION_MAX:
+        return np.argsort(-s, kind="mergesort")
+    order = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        v = s[i]
+        j = i
+        # strict comparison: an equal score never overtakes an earlier one (stability)
+        while j > 0 and s[order[j - 1]] < v:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = i
+    return order
+
+
+@njit(cache=True)
+def cutoff(n, k):
+    """The number of positions a metric@k looks at: ``min(k, n)``, ``n`` when ``k <= 0``."""
+    if k <= 0 or k > n:
+        return n
+    return k
+
+
+@njit(cache=True)
+def discount_table(n):
+    """``D[r] = 1/log2(r + 2)`` for 0-based positions ``r < n``, with libm's scalar ``log2``.
+
+    The scalar form is the one LightGBM and XGBoost compute their tables with; it equals numpy's
+    vectorised ``1/np.log2(np.arange(n) + 2)`` bit for bit (checked in the tests), so the exact
+    kernels and the engine-parity presets share this one table.
+    """
+    out = np.empty(max(n, 1), dtype=np.float64)
+    for r in range(out.shape[0]):
+        out[r] = 1.0 / np.log2(2.0 + r)
+    return out
+
+
+@njit(cache=True)
+def dcg_in_order(values, order, kk, disc):
+    """``sum_{r < kk} values[order[r]] * D_r``: the DCG of the first ``kk`` positions."""
+    total = 0.0
+    for r in range(kk):
+        total += values[order[r]] * disc[r]
+    return total
+
+
+@njit(cache=True)
+def ideal_dcg(gains, k, disc):
+    """IDCG@k: the DCG@k of ``gains`` sorted descending (0 when every gain is 0)."""
+    ideal = np.sort(gains)[::-1]
+    kk = cutoff(ideal.shape[0], k)
+    total = 0.0
+    for r in range(kk):
+        total += ideal[r] * disc[r]
+    return total
+
+
+def exp_gain(labels):
+    """``2**l - 1``, the exponential gain (Burges et al. 2005); overflow gives inf for the caller to name."""
+    with np.errstate(over="ignore"):
+        return np.exp2(labels) - 1.0
+
+
+def gain_table(kind="exp", label_gain=None, max_label=None):
+    """Return the per-grade gain table ``G[label]`` as float64.
+
+    ``kind="exp"``: ``2**label - 1``; ``"linear"``: ``label``; ``label_gain``: a user table
+    (overrides ``kind``; must be finite and non-negative). ``max_label`` sizes the generated table
+    (default 31 grades above 0, LightGBM's default table).
+    """
+    if label_gain is not None:
+        g = np.ascontiguousarray(np.asarray(label_gain, dtype=FLOAT).ravel())
+        if g.size == 0 or not np.all(np.isfinite(g)) or np.any(g < 0):
+            raise ValueError("label_gain must be a non-empty table of finite, non-negative gains")
+        return g
+    top = int(max_label) if max_label is not None else 30
+    grades = np.arange(top + 1, dtype=FLOAT)
+    if kind == "exp":
+        return exp_gain(grades)
+    if kind == "linear":
+        return grades
+    raise ValueError(f"gain must be 'exp' or 'linear' (or pass label_gain), got {kind!r}")
+
+
+def document_gains(labels, kind="exp", label_gain=None):
+    """Per-document gains for validated float64 ``labels`` (non-negative; whole for a table).
+
+    Raises ``ValueError`` when a label has no entry in ``label_gain``.
+    """
+    if label_gain is None:
+        if kind == "exp":
+            return exp_gain(labels)
+        if kind == "linear":
+            return labels.copy()
+        raise ValueError(f"gain must be 'exp' or 'linear' (or pass label_gain), got {kind!r}")
+    table = gain_table(label_gain=label_gain)
+    if labels.size and labels.max() >= table.shape[0]:
+        i = int(np.argmax(labels >= table.shape[0]))
+        raise ValueError(
+            f"label {labels[i]:g} at row {i} has no entry in label_gain (table has {table.shape[0]} grades)"
+        )
+    return table[labels.astype(np.int64)]

@@ -1,0 +1,197 @@
+"""The metric registry: one row per metric / lambda objective, read by every layer.
+
+A row holds the metric's single integer ``code`` (shared by the metric, pair-loop and
+engine-parity kernels), its label rule, which families it has (metric value, lambdas, engine
+presets), the engines' names for it, and how its per-document kernel inputs are prepared from
+validated labels. ``metrics``, ``lambdas``, ``combine``, the adapters, the ``comparisons`` CLI
+choices and the tests' parametrisation all read this table, so a metric is added here once.
+"""
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._config import FLOAT
+from ._kernels.ranking import document_gains
+from .checks import check_k
+
+# One code per metric for every kernel family (plain module constants: numba folds them).
+NDCG, DCG, ERR, MAP, MRR, RANKNET = 0, 1, 2, 3, 4, 5
+NDCG_LOSS2, NDCG_LOSS2PP, LABEL_DIFF, GAIN_DIFF = 6, 7, 8, 9
+XENDCG = 10
+
+#: ``integer_labels`` value of the gain-based rows: whole grades unless ``gain='linear'``
+UNLESS_LINEAR = "unless linear gain"
+
+
+def _gain_inputs(labels, gain="exp", label_gain=None, **_):
+    gains = document_gains(labels, gain, label_gain)
+    # the sum over all documents bounds every query's IDCG: finite here means finite metrics
+    if not np.isfinite(gains.sum()):
+        i = int(np.argmax(~np.isfinite(gains))) if not np.all(np.isfinite(gains)) else int(np.argmax(gains))
+        raise ValueError(
+            f"gains overflow float64 (label {labels[i]:g} at row {i}: 2**label - 1 is too large for "
+            "exponential gain); use gain='linear' or a label_gain table for labels this large")
+    return gains
+
+
+def _err_inputs(labels, max_label=None, **_):
+    if max_label is None:
+        max_label = float(labels.max()) if labels.size else 0.0
+    elif not np.isfinite(max_label) or max_label < 0:
+        raise ValueError(f"max_label must be finite and non-negative, got {max_label!r}")
+    if labels.size and labels.max() > max_label:
+        i = int(np.argmax(labels > max_label))
+        raise ValueError(f"label {labels[i]:g} at row {i} exceeds max_label={max_label:g}")
+    if max_label >= 1024:  # 2**1024 overflows float64
+        raise ValueError(f"ERR's grade scale 2**max_label overflows float64 (max_label={max_label:g}); "
+                         "ERR needs grades below 1024")
+    return (np.exp2(labels) - 1.0) / np.exp2(max_label)
+
+
+def _binary_inputs(labels, threshold=0.0, **_):
+    if not np.isfinite(threshold):
+        raise ValueError(f"threshold must be finite, got {threshold!r}")
+    return (labels > threshold).astype(FLOAT)
+
+
+def _no_inputs(labels, **_):
+    return np.zeros(labels.shape[0], dtype=FLOAT)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One metric or objective. See the module docstring; ``docs/development.md`` has the recipe."""
+
+    name: str
+    code: int
+    integer_labels: object      # True: whole grades (ERR's 2**l scale); UNLESS_LINEAR; False: any label
+    metric: bool                # has a value: metric_values, eval metrics, combine
+    lambdas: bool               # has a lambda gradient: lambda_gradients, the exact adapters
+    inputs: object              # validated labels + options -> per-document kernel values
+    options: tuple = ()         # the keyword options ``inputs`` reads
+    presets: dict = field(default_factory=dict)   # engine -> its native objective reproduced
+    engine_eval: dict = field(default_factory=dict)  # engine -> its native eval-metric name
+    aliases: tuple = ()
+    summary: str = ""
+    listwise: bool = False      # a listwise objective (its own kernel, not the pair loop)
+
+
+_ROWS = (
+    Entry("ndcg", NDCG, UNLESS_LINEAR, True, True, _gain_inputs, ("gain", "label_gain"),
+          presets={"lightgbm": "lambdarank", "xgboost": "rank:ndcg"},
+          engine_eval={"lightgbm": "ndcg", "xgboost": "ndcg"},
+          summary="normalised discounted cumulative gain"),
+    Entry("dcg", DCG, UNLESS_LINEAR, True, False, _gain_inputs, ("gain", "label_gain"),
+          summary="discounted cumulative gain"),
+    Entry("err", ERR, True, True, True, _err_inputs, ("max_label",),
+          summary="expected reciprocal rank"),
+    Entry("map", MAP, False, True, True, _binary_inputs, ("threshold",),
+          presets={"xgboost": "rank:map"}, engine_eval={"lightgbm": "map", "xgboost": "map"},
+          summary="mean average precision (binary relevance: label > threshold)"),
+    Entry("mrr", MRR, False, True, True, _binary_inputs, ("threshold",),
+          summary="mean reciprocal rank (binary relevance: label > threshold)"),
+    Entry("ranknet", RANKNET, False, False, True, _no_inputs,
+          presets={"xgboost": "rank:pairwise"}, aliases=("pairwise",),
+          summary="RankNet: every differently labelled pair weighted 1"),
+    Entry("ndcg_loss2", NDCG_LOSS2, UNLESS_LINEAR, False, True, _gain_inputs, ("gain", "label_gain"),
+          summary="LambdaLoss NDCG-Loss2 (Wang et al. 2018); with k, LambdaLoss@K (Jagerman et al. 2022)"),
+    Entry("ndcg_loss2pp", NDCG_LOSS2PP, UNLESS_LINEAR, False, True, _gain_inputs, ("gain", "label_gain"),
+          summary="LambdaLoss NDCG-Loss2++: the LambdaRank weight plus mu times NDCG-Loss2's"),
+    Entry("label_diff", LABEL_DIFF, False, False, True, _no_inputs,
+          summary="pair weight |y_i - y_j|"),
+    Entry("gain_diff", GAIN_DIFF, UNLESS_LINEAR, False, True, _gain_inputs, ("gain", "label_gain"),
+          summary="pair weight |G_i - G_j|"),
+    Entry("xendcg", XENDCG, False, False, False, _no_inputs, presets={"lightgbm": "rank_xendcg"},
+          summary="XE-NDCG, listwise softmax cross-entropy (Bruch et al. 2021)", listwise=True),
+)
+
+#: name (and alias) -> row
+REGISTRY = {}
+for _row in _ROWS:
+    for _name in (_row.name,) + _row.aliases:
+        REGISTRY[_name] = _row
+
+
+def names(kind=None, preset=None):
+    """Canonical names of the rows with a ``kind`` or engine ``preset``.
+
+    ``kind``: ``"metric"`` (has a value), ``"lambdas"`` (a pair objective of the pair loop),
+    ``"objective"`` (anything an adapter can train with: pair or listwise).
+    """
+    out = []
+    for row in _ROWS:
+        if kind == "objective":
+            if not (row.lambdas or row.listwise):
+                continue
+        elif kind is not None and not getattr(row, kind):
+            continue
+        if preset is not None and preset not in row.presets:
+            continue
+        out.append(row.name)
+    return tuple(out)
+
+
+_NAME = re.compile(r"^\s*([a-z_0-9]+?)\s*(?:@\s*(\d+))?\s*$")
+
+
+def parse_metric(name, k=None, kind=None, preset=None):
+    """Split ``"ndcg@10"`` into ``("ndcg", 10)`` (case-insensitive; aliases give the canonical name).
+
+    ``k`` given as well must agree with the ``@k`` suffix. ``kind`` / ``preset`` restrict the
+    accepted names as in :func:`names`. Raises ``ValueError`` for an unknown or malformed name.
+    """
+    if isinstance(name, Entry):
+        name = name.name
+    m = _NAME.match(str(name).lower())
+    allowed = names(kind, preset)
+    row = REGISTRY.get(m.group(1)) if m else None
+    if row is None or row.name not in allowed:
+        what = {"lambdas": " for a lambda objective", "objective": " for an objective"}.get(kind, "")
+        where = f" with preset={preset!r}" if preset is not None else ""
+        raise ValueError(f"unknown metric {name!r}{what}{where}; choose one of {allowed}, optionally with @k")
+    k = check_k(k)
+    if m.group(2) is not None:
+        ks = check_k(int(m.group(2)))
+        if k is not None and k != ks:
+            raise ValueError(f"metric {name!r} says k={ks} but k={k} was passed")
+        k = ks
+    return row.name, k
+
+
+def needs_integer_labels(name, gain="exp", label_gain=None):
+    """Whether metric ``name`` needs whole-number grades with these gain options.
+
+    ERR's ``2**l / 2**max_label`` scale needs grades; a ``label_gain`` table is indexed by grade;
+    exponential gain is defined for grades; linear gain takes real-valued labels.
+    """
+    rule = REGISTRY[name].integer_labels
+    if rule == UNLESS_LINEAR:
+        return label_gain is not None or gain != "linear"
+    return bool(rule)
+
+
+def is_weight_function(obj):
+    """Whether ``obj`` is a user's pair-weight function (an ``@njit``-compiled numba dispatcher).
+
+    Raises ``ValueError`` for a plain Python callable: the pair loop runs in numba and can only
+    call compiled functions.
+    """
+    if isinstance(obj, str):
+        return False
+    import numba
+    from numba.core.dispatcher import Dispatcher
+
+    if isinstance(obj, Dispatcher) or (numba.config.DISABLE_JIT and callable(obj)):  # njit is a no-op then
+        return True
+    if callable(obj):
+        raise ValueError(f"a pair-weight function must be compiled with numba's @njit (got {obj!r}); decorate it "
+                         "with @numba.njit and give it the signature (a, b, label_a, label_b, gain_a, gain_b, k)")
+    return False
+
+
+def kernel_inputs(name, labels, **options):
+    """Per-document values the kernels of metric ``name`` read, from validated float64 labels."""
+    row = REGISTRY[name]
+    return row.inputs(labels, **{key: v for key, v in options.items() if key in row.options})

@@ -1,0 +1,25 @@
+"""Engine adapters: LambdaMART objectives and ranking eval metrics as LightGBM / XGBoost callables.
+
+* :class:`LightGBMObjective` (``lgb.train`` and ``lgb.LGBMRanker``), :mod:`.lightgbm`;
+* :class:`XGBoostObjective`, :class:`XGBLambdaRanker`, :func:`xgboost_early_stopping`, :mod:`.xgboost`;
+* :func:`lightgbm_metric` / :func:`xgboost_metric`, :mod:`.eval_metrics`;
+* gradient back ends by ``preset`` (exact lambdas, LightGBM, XGBoost), :mod:`.presets`;
+* the shared data-set cache and Hessian check, :mod:`._base`.
+
+Gradients are written into buffers allocated once per data set and returned as float32 views.
+"""
+
+from ._base import HessianWarning
+from .eval_metrics import lightgbm_metric, xgboost_metric
+from .lightgbm import LightGBMObjective
+from .xgboost import XGBLambdaRanker, XGBoostObjective, xgboost_early_stopping
+
+__all__ = [
+    "HessianWarning",
+    "LightGBMObjective",
+    "XGBoostObjective",
+    "XGBLambdaRanker",
+    "lightgbm_metric",
+    "xgboost_early_stopping",
+    "xgboost_metric",
+]

@@ -1,0 +1,174 @@
+"""What every engine adapter shares: options, the per-data-set cache and the Hessian check.
+
+The gradient itself comes from a back end chosen by ``preset`` (:mod:`.presets`); the engine
+modules only translate the engine's calling convention into ``(labels, group_ptr, weights)``.
+"""
+
+import threading
+import warnings
+import weakref
+
+import numpy as np
+
+from .. import _registry as reg
+from .._config import ENGINE_FLOAT, FLOAT, PTR
+from .._threads import numba_threads
+from ..checks import check_k, check_n_threads
+from ..groups import check_group_ptr
+from .presets import BACKENDS, option_names
+
+#: stands for "argument not passed" in the engines' 2- and 4-argument call forms
+MISSING = object()
+
+
+class HessianWarning(RuntimeWarning):
+    """The Hessians are too small for the engine to split on (LightGBM issue #2239)."""
+
+
+class LambdaObjective:
+    """Shared state: options, per-data-set cache (labels, group_ptr, weights, buffers)."""
+
+    _engine = ""
+    _hess_param = ("min_sum_hessian_in_leaf", 1e-3)
+
+    def __init__(self, metric="ndcg", k=None, sigma=1.0, preset=None, n_threads=None,
+                 check_hessian=True, **kernel_options):
+        if preset not in BACKENDS:
+            raise ValueError(f"preset must be one of {tuple(BACKENDS)}, got {preset!r}")
+        # "ndcg@10" works as it does everywhere else; the registry says which metrics each preset has
+        if reg.is_weight_function(metric):  # a user's @njit pair weight (exact back end only)
+            if preset is not None:
+                raise ValueError("a pair-weight function needs preset=None (the engines have no such objective)")
+            self.metric, self.k = metric, check_k(k)
+        else:
+            self.metric, self.k = reg.parse_metric(metric, k, kind="objective", preset=preset)
+        if not (np.isfinite(sigma) and sigma > 0):
+            raise ValueError(f"sigma must be a positive finite number, got {sigma!r}")
+        if preset == "xgboost" and sigma != 1.0:
+            raise ValueError("XGBoost's native objectives fix sigma at 1; preset='xgboost' needs sigma=1.0")
+        self.sigma = float(sigma)
+        self.preset = preset
+        self.n_threads = check_n_threads(n_threads) if n_threads is not None else None
+        if check_hessian not in (True, False, "raise", "warn"):
+            raise ValueError(f"check_hessian must be True/False/'warn'/'raise', got {check_hessian!r}")
+        self.check_hessian = check_hessian
+        allowed = option_names(preset, self.metric)
+        if allowed is not None:
+            unknown = set(kernel_options) - allowed
+            if unknown:
+                raise ValueError(f"unknown options for metric={self.metric!r}, preset={preset!r}: {sorted(unknown)}; "
+                                 f"allowed: {sorted(allowed)}")
+        self.kernel_options = dict(kernel_options)
+        self._slots = {}
+        self.n_calls = 0
+
+    # -- data-set cache -------------------------------------------------------------------------
+    # One slot per calling thread: Dask's in-process workers (and LightGBM's sklearn wrapper on
+    # several threads) call one shared objective object with different data at the same time.
+    def _slot(self):
+        return self._slots.setdefault(threading.get_ident(), [None, None])
+
+    def _state(self, data, labels, group_ptr, weights, hess_threshold):
+        """The prepared state for ``data``, rebuilt whenever its labels, groups or weights change.
+
+        Engines let users call ``set_label`` / ``set_weight`` / ``set_group`` between rounds, and
+        LightGBM's sklearn path passes new weights with the same labels: a cache keyed on the data
+        object alone would silently keep the old inputs. The engine hands over its current arrays
+        on every call; comparing them with the cached copies is O(n), far below the O(n·k) kernel.
+        """
+        labels = np.asarray(labels)
+        ptr = np.asarray(group_ptr)
+        w = None if weights is None or len(weights) == 0 else np.asarray(weights)
+        ref, st = self._slot()
+        if st is not None and ref is not None and ref() is data:
+            old_y, old_ptr, old_w = st["key"]
+            if (np.array_equal(old_y, labels) and np.array_equal(old_ptr, ptr)
+                    and (old_w is None) == (w is None) and (w is None or np.array_equal(old_w, w))):
+                return st
+        st = self._prepare(labels, ptr, w, hess_threshold)
+        st["key"] = (labels.copy(), ptr.copy(), None if w is None else w.copy())
+        self._remember(data, st)
+        return st
+
+    def _remember(self, data, state):
+        slot = self._slot()
+        try:
+            slot[0] = weakref.ref(data)
+        except TypeError:  # not weak-referenceable: keep it alive instead
+            slot[0] = (lambda d: (lambda: d))(data)
+        slot[1] = state
+
+    def __getstate__(self):
+        # caches hold weak references and buffers: rebuilt after a copy or on a Dask worker
+        state = self.__dict__.copy()
+        state["_slots"] = {}
+        return state
+
+    def _prepare(self, labels, group_ptr, weights, hess_threshold):
+        """Validate labels/group once per data set and allocate every buffer."""
+        n = labels.shape[0]
+        ptr = check_group_ptr(np.asarray(group_ptr, dtype=PTR), n)
+        lab = np.ascontiguousarray(labels, dtype=FLOAT)
+        if not np.all(np.isfinite(lab)) or np.any(lab < 0):
+            i = int(np.flatnonzero(~np.isfinite(lab) | (lab < 0))[0])
+            raise ValueError(f"labels must be finite and non-negative, row {i} is {lab[i]!r}")
+        st = {"n": n, "ptr": ptr, "labels": lab,
+              "grad": np.zeros(n, ENGINE_FLOAT), "hess": np.zeros(n, ENGINE_FLOAT),
+              "threshold": hess_threshold, "warned": False}
+        BACKENDS[self.preset].prepare(self, st, weights)
+        return st
+
+    def _compute(self, st, scores):
+        with numba_threads(self.n_threads):
+            g, h = BACKENDS[self.preset].compute(self, st, scores)
+        self.n_calls += 1
+        self._check_hessian(st)
+        return g, h
+
+    def _check_hessian(self, st):
+        """Raise on non-finite gradients; warn (or raise) when no split can satisfy the engine's
+        minimum child Hessian (the latter only with ``check_hessian``)."""
+        h = st["hess"]
+        total = float(np.sum(h, dtype=np.float64))
+        if not (np.isfinite(total) and np.isfinite(np.sum(st["grad"], dtype=np.float64))):
+            # a NaN/inf gradient must never reach the engine: it trains one broken tree and stops
+            bad = ~(np.isfinite(st["grad"]) & np.isfinite(h))
+            i = int(np.flatnonzero(bad)[0]) if bad.any() else 0
+            raise ValueError(
+                f"{self._engine}: the objective produced non-finite gradients or Hessians (first at row {i}: "
+                f"grad {st['grad'][i]!r}, hess {h[i]!r}); check the labels (2**label overflows for labels "
+                ">= 1024 with exponential gain) and sigma")
+        if st["warned"] or not self.check_hessian:
+            return
+        if h.size and float(h.min()) < 0:
+            msg = f"negative Hessians (min {float(h.min()):.3g})"
+        elif total < 2.0 * st["threshold"]:
+            msg = f"sum of Hessians over the data is {total:.3g}"
+        else:
+            return
+        name, _ = self._hess_param
+        text = (
+            f"{self._engine}: {msg}, but a split needs {name} >= {st['threshold']:g} in each child, "
+            f"so the engine will stop growing trees silently (LightGBM issue #2239). Scale the "
+            f"objective (e.g. larger sigma, normalize=None), lower {name} (e.g. 1e-12), or check "
+            "that queries have at least two distinct labels."
+        )
+        st["warned"] = True
+        if self.check_hessian == "raise":
+            raise ValueError(text)
+        warnings.warn(text, HessianWarning, stacklevel=4)
+
+    def gradients(self, scores, labels, group_ptr, weight=None):
+        """Gradients and Hessians (float32 arrays) for ``scores`` outside any engine.
+
+        ``weight`` is what the engine's data set would carry: per document for LightGBM, per
+        query for XGBoost (each engine's own ``weight=``).
+        """
+        st = self._prepare(np.asarray(labels), group_ptr, weight, 0.0)
+        g, h = self._compute(st, scores)
+        return g.copy(), h.copy()
+
+    def __repr__(self):
+        opts = "".join(f", {k}={v!r}" for k, v in self.kernel_options.items())
+        return (f"{type(self).__name__}(metric={self.metric!r}, k={self.k!r}, sigma={self.sigma!r}, "
+                f"preset={self.preset!r}{opts})")

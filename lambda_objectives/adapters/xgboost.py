@@ -1,0 +1,291 @@
+"""XGBoost: :class:`XGBoostObjective` for ``xgb.train(obj=...)``, :class:`XGBLambdaRanker` (a
+scikit-learn estimator; ``xgb.XGBRanker`` rejects callables) and :func:`xgboost_early_stopping`."""
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from .. import _registry as reg
+from .._config import FLOAT, PTR
+from .._optional import require
+from ..checks import check_labels
+from ..groups import resolve_group_ptr, split_qid_column
+from ..metrics import metric_values, parse_metric
+from ._base import LambdaObjective
+from .eval_metrics import EvalMetric, XGBoostEval, xgboost_metric
+
+__all__ = ["XGBoostObjective", "XGBLambdaRanker", "xgboost_early_stopping"]
+
+
+def _eval_name(metric):
+    """The eval metric that goes with an objective (NDCG for objectives without a metric, e.g. RankNet)."""
+    return metric if isinstance(metric, str) and reg.REGISTRY[metric].metric else "ndcg"
+
+
+class XGBoostObjective(LambdaObjective):
+    """A LambdaMART objective for ``xgb.train(params, dtrain, obj=obj)``.
+
+    Same parameters as :class:`LightGBMObjective`. Group boundaries come from
+    ``dtrain.get_uint_info('group_ptr')`` (cached per DMatrix); XGBoost's ranking weights are per
+    query (``dtrain.get_weight()``) and multiply grad and hess (times ``n_groups/Σw`` under
+    ``preset="xgboost"``). XGBoost passes float32 margins. With ``obj=`` XGBoost keeps
+    ``base_score=0.5`` and ``eval_metric=rmse`` unless told: use :meth:`params` or
+    :class:`XGBLambdaRanker`, which pin ``base_score=0`` and the ranking metric.
+    """
+
+    _engine = "XGBoost"
+    _hess_param = ("min_child_weight", 1.0)
+
+    def __init__(self, *args, min_child_weight=1.0, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.min_child_weight = float(min_child_weight)
+
+    def __call__(self, predt, dtrain):
+        ptr = np.asarray(dtrain.get_uint_info("group_ptr"), dtype=PTR)
+        if ptr.size == 0:
+            raise ValueError("the DMatrix has no query groups: pass qid= or group= to xgb.DMatrix")
+        st = self._state(dtrain, dtrain.get_label(), ptr, dtrain.get_weight(), self.min_child_weight)
+        return self._compute(st, predt)
+
+    def _prepare(self, labels, group_ptr, weights, hess_threshold):
+        st = super()._prepare(labels, group_ptr, weights, hess_threshold)
+        if self.preset is None and st["doc_w"] is not None:
+            if st["doc_w"].shape[0] != st["ptr"].shape[0] - 1:
+                raise ValueError(f"XGBoost ranking weights are per query: got {st['doc_w'].shape[0]}, "
+                                 f"expected {st['ptr'].shape[0] - 1}")
+            st["doc_w"] = np.repeat(st["doc_w"], np.diff(st["ptr"]))  # per query -> per row
+        return st
+
+    def params(self, **extra):
+        """``xgb.train`` params for a custom objective: ``base_score=0``, this objective's
+        ``min_child_weight`` and no native eval metric (``disable_default_eval_metric``).
+
+        XGBoost would otherwise add ``rmse`` (or a native ranking metric with its own conventions)
+        to every evaluation; with early stopping, whichever metric comes last drives it. Evaluate
+        with :meth:`eval_metric` through ``custom_metric=`` and stop with
+        :func:`xgboost_early_stopping` (or ``maximize=True``).
+        """
+        p = {"base_score": 0.0, "disable_default_eval_metric": 1, "min_child_weight": self.min_child_weight}
+        p.update(extra)
+        return p
+
+    def eval_metric(self, k=10):
+        """The package's eval metric matching this objective at ``k`` (NDCG for RankNet/pairwise)."""
+        return xgboost_metric(f"{_eval_name(self.metric)}@{k}")
+
+
+def xgboost_early_stopping(rounds, metric, data_name=None, save_best=False):
+    """An ``xgb.callback.EarlyStopping`` that maximises one of the package's metrics.
+
+    Parameters
+    ----------
+    rounds : int
+        Stop after this many rounds without improvement.
+    metric : str or the object of :func:`xgboost_metric`
+        The metric that drives stopping (e.g. ``"err@10"``); it must also be evaluated through
+        ``custom_metric=``.
+    data_name : str, optional
+        Which ``evals`` entry drives stopping (XGBoost's default: the last one).
+    save_best : bool
+        Keep only the best iteration's trees (XGBoost's ``save_best``).
+    """
+    xgb = require("xgboost")
+
+    name = metric.name if isinstance(metric, EvalMetric) else XGBoostEval(metric).name
+    if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
+        raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
+    return xgb.callback.EarlyStopping(rounds=int(rounds), metric_name=name, data_name=data_name,
+                                      maximize=True, save_best=save_best)
+
+
+def _sorted_ptr(n, group, qid, what):
+    """group_ptr from sizes or a qid that must already be non-decreasing (XGBoost never sorts)."""
+    if qid is not None:
+        q = np.asarray(qid)
+        if q.shape[0] != n:
+            raise ValueError(f"{what}: qid has {q.shape[0]} rows, X has {n}")
+        bad = np.flatnonzero(q[1:] < q[:-1])
+        if bad.size:
+            r = int(bad[0]) + 1
+            raise ValueError(
+                f"{what}: qid must be sorted in non-decreasing order (XGBoost requirement); row {r} has "
+                f"qid {q[r]!r} after {q[r - 1]!r}. Sort rows by qid (stably) first; rows are never reordered here."
+            )
+    if group is None and qid is None:
+        raise ValueError(f"{what}: give group= (sizes) or qid=")
+    return resolve_group_ptr(n, group=group, qid=qid)
+
+
+class XGBLambdaRanker(BaseEstimator):
+    """A scikit-learn ranker over ``xgb.train`` with a :class:`XGBoostObjective`.
+
+    Parameters
+    ----------
+    objective : XGBoostObjective or str
+        An objective instance, or a metric name (``"ndcg"``, ``"err"``, ...) for
+        ``XGBoostObjective(metric)``.
+    n_estimators : int
+        Boosting rounds.
+    eval_metric : str or None
+        E.g. ``"ndcg@10"`` (our implementation, maximised); default ``f"{metric}@10"``.
+    early_stopping_rounds : int or None
+        Stop when ``eval_metric`` on the last ``eval_set`` has not improved (maximised) for this
+        many rounds; :meth:`predict` then uses the best iteration.
+    score_metric : str
+        What :meth:`score` returns: the mean over queries of this metric (default NDCG@10,
+        LightGBM convention).
+    **xgb_params
+        Passed to ``xgb.train`` (``max_depth``, ``learning_rate``/``eta``, ``nthread``...).
+        ``base_score`` defaults to 0 (XGBoost would use 0.5 under a custom objective).
+
+    Attributes
+    ----------
+    booster_, objective_, n_features_in_, feature_names_in_ (DataFrame input), feature_importances_
+    (total gain per feature, normalised to sum 1, as ``xgb.XGBRanker``'s default),
+    best_iteration_, best_score_, evals_result_.
+
+    Notes
+    -----
+    Queries come from ``group``/``qid`` in :meth:`fit` or, like ``xgb.XGBRanker``, from a ``qid``
+    column of a pandas DataFrame ``X`` (never a feature), so ``GridSearchCV`` /
+    ``cross_val_score`` with ``GroupKFold`` work. Rows must be sorted by qid (XGBoost's rule); they
+    are checked, never reordered. Without queries every row is one query.
+    """
+
+    def __init__(self, objective="ndcg", n_estimators=100, eval_metric=None, early_stopping_rounds=None,
+                 score_metric="ndcg@10", **xgb_params):
+        self.objective = objective
+        self.n_estimators = n_estimators
+        self.eval_metric = eval_metric
+        self.early_stopping_rounds = early_stopping_rounds
+        self.score_metric = score_metric
+        # each XGBoost parameter is an attribute of its own, as scikit-learn requires of parameters
+        for key, v in xgb_params.items():
+            setattr(self, key, v)
+
+    def _xgb_params(self):
+        """The ``**xgb_params`` given to the constructor or :meth:`set_params`."""
+        own = set(self._get_param_names())
+        return {k: v for k, v in vars(self).items() if k not in own and not k.endswith("_") and not k.startswith("_")}
+
+    def get_params(self, deep=True):
+        params = super().get_params(deep)
+        params.update(self._xgb_params())
+        return params
+
+    def set_params(self, **params):
+        for key, v in params.items():
+            setattr(self, key, v)
+        return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # XGBoost learns a default direction for missing values
+        tags.input_tags.sparse = True
+        tags.target_tags.required = True
+        return tags
+
+    def _check_params(self):
+        if isinstance(self.n_estimators, bool) or not isinstance(self.n_estimators, (int, np.integer)) \
+                or self.n_estimators < 1:
+            raise ValueError(f"n_estimators must be a positive integer, got {self.n_estimators!r}")
+        if self.early_stopping_rounds is not None and (
+                isinstance(self.early_stopping_rounds, bool) or not isinstance(self.early_stopping_rounds, (int, np.integer))
+                or self.early_stopping_rounds < 1):
+            raise ValueError(f"early_stopping_rounds must be a positive integer or None, got {self.early_stopping_rounds!r}")
+        parse_metric(self.score_metric)
+
+    def fit(self, X, y, group=None, qid=None, sample_weight=None, eval_set=None, eval_group=None,
+            eval_qid=None, verbose=False):
+        """Train on rows already grouped by query (``group`` sizes, a sorted ``qid``, or a ``qid`` column of X).
+
+        ``sample_weight`` is per query (XGBoost ranking convention). ``eval_set`` is a list of
+        ``(X, y)`` with matching ``eval_group`` / ``eval_qid`` lists (or qid columns).
+        """
+        xgb = require("xgboost")
+
+        self._check_params()
+        if y is None:
+            raise ValueError("XGBLambdaRanker requires y to be passed, but the target y is None")
+        obj = self.objective if isinstance(self.objective, XGBoostObjective) else XGBoostObjective(self.objective)
+        X, qid = split_qid_column(X, qid)
+        names = getattr(X, "columns", None)
+        X = _check_X(X)
+        y = check_labels(y, X.shape[0], name="y")
+        n = X.shape[0]
+        ptr = _sorted_ptr(n, group, qid, "fit") if (group is not None or qid is not None) \
+            else np.array([0, n], dtype=PTR)
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight, dtype=FLOAT)
+        if sample_weight is not None and sample_weight.shape[0] != ptr.shape[0] - 1:
+            raise ValueError(f"sample_weight is per query in XGBoost ranking: got {sample_weight.shape[0]} "
+                             f"values for {ptr.shape[0] - 1} queries")
+        dtrain = xgb.DMatrix(X, y, group=np.diff(ptr), weight=sample_weight)
+        spec = self.eval_metric or f"{_eval_name(obj.metric)}@10"
+        feval = xgboost_metric(spec)
+        evals = [(dtrain, "train")]
+        for i, (Xe, ye) in enumerate(eval_set or []):
+            ge = None if eval_group is None else eval_group[i]
+            Xe, qe = split_qid_column(Xe, None if eval_qid is None else eval_qid[i])
+            Xe = _check_X(Xe)
+            pe = _sorted_ptr(Xe.shape[0], ge, qe, f"eval_set[{i}]")
+            evals.append((xgb.DMatrix(Xe, np.asarray(ye), group=np.diff(pe)), f"validation_{i}"))
+        params = {"base_score": 0.0, "disable_default_eval_metric": 1, "min_child_weight": obj.min_child_weight}
+        params.update(self._xgb_params())
+        self.evals_result_ = {}
+        self.booster_ = xgb.train(params, dtrain, num_boost_round=self.n_estimators, obj=obj, evals=evals,
+                                  custom_metric=feval, maximize=True, evals_result=self.evals_result_,
+                                  early_stopping_rounds=self.early_stopping_rounds if len(evals) > 1 else None,
+                                  verbose_eval=verbose)
+        self.objective_ = obj
+        self.n_features_in_ = X.shape[1]
+        if names is not None and all(isinstance(c, str) for c in names):
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        stopped = self.early_stopping_rounds is not None and len(evals) > 1
+        self.best_iteration_ = int(self.booster_.best_iteration) + 1 if stopped else self.n_estimators
+        self.best_score_ = {name: {m: v[self.best_iteration_ - 1] for m, v in hist.items()}
+                            for name, hist in self.evals_result_.items()}
+        return self
+
+    @property
+    def feature_importances_(self):
+        """Total split gain per feature, normalised to sum 1 (zeros for an unsplit model)."""
+        self._check_fitted()
+        gain = self.booster_.get_score(importance_type="total_gain")
+        imp = np.zeros(self.n_features_in_)
+        for key, v in gain.items():
+            imp[int(key[1:])] = v
+        total = imp.sum()
+        return imp / total if total > 0 else imp
+
+    def _check_fitted(self):
+        if not hasattr(self, "booster_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError("XGBLambdaRanker is not fitted; call fit first")
+
+    def predict(self, X):
+        """Raw ranking scores (margins; only their order within a query matters)."""
+        xgb = require("xgboost")
+
+        self._check_fitted()
+        X = _check_X(split_qid_column(X, None)[0])
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but XGBLambdaRanker is expecting "
+                             f"{self.n_features_in_} features as input")
+        return self.booster_.predict(xgb.DMatrix(X), output_margin=True,
+                                     iteration_range=(0, self.best_iteration_))
+
+    def score(self, X, y, qid=None, group=None):
+        """Mean over queries of ``score_metric``; queries from ``qid``/``group`` or X's qid column."""
+        X, qid = split_qid_column(X, qid)
+        s = self.predict(X)
+        return float(np.mean(metric_values(s, y, resolve_group_ptr(s.shape[0], group=group, qid=qid),
+                                           self.score_metric)))
+
+
+def _check_X(X):
+    from sklearn.utils.validation import check_array
+
+    return check_array(X, accept_sparse="csr", dtype="numeric", ensure_all_finite="allow-nan")

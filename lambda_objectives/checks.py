@@ -1,0 +1,97 @@
+"""Input checks shared by every public function (and by ``reference`` and ``comparisons``).
+
+Each returns the validated array in the package's dtype or raises ``ValueError`` naming the problem
+and the first offending row; query boundaries are checked in :mod:`lambda_objectives.groups`.
+"""
+
+import numbers
+
+import numpy as np
+
+from ._config import FLOAT
+
+
+def check_scores(scores, name="scores"):
+    """Return ``scores`` as a contiguous 1-D float64 array (a copy only when needed).
+
+    Raises ``ValueError`` for a non-1-D input, or NaN/inf values (naming the first bad row).
+    """
+    return _finite_1d(scores, name, None)
+
+
+def _finite_1d(values, name, n_rows):
+    """``values`` as contiguous 1-D finite float64 (a copy only when needed), of ``n_rows`` if given."""
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        arr = np.squeeze(arr)
+        if arr.ndim != 1:
+            raise ValueError(f"{name} must be 1-D, got shape {np.shape(values)}")
+    if arr.dtype.kind not in "fiub":
+        raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
+    if n_rows is not None and arr.shape[0] != n_rows:
+        raise ValueError(f"length mismatch: {name} has {arr.shape[0]} rows, scores have {n_rows}")
+    arr = np.ascontiguousarray(arr, dtype=FLOAT)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        verb = "contain" if name == "labels" else "contains"
+        raise ValueError(f"{name} {verb} non-finite values (NaN or inf), first at row {i}: {arr[i]!r}")
+    return arr
+
+
+def check_labels(labels, n_rows, integer=False, name="labels"):
+    """Return ``labels`` as a contiguous 1-D float64 array of length ``n_rows``.
+
+    Labels must be finite and non-negative; with ``integer=True`` they must also be whole
+    numbers (graded relevance for gain tables). Errors name the first offending row.
+    """
+    arr = _finite_1d(labels, name, n_rows)
+    neg = arr < 0
+    if neg.any():
+        i = int(np.flatnonzero(neg)[0])
+        raise ValueError(f"{name} must be non-negative, row {i} is {arr[i]!r}")
+    if integer:
+        frac = arr != np.floor(arr)
+        if frac.any():
+            i = int(np.flatnonzero(frac)[0])
+            raise ValueError(
+                f"{name} must be integer relevance grades for this metric and gain, row {i} is {arr[i]!r}; "
+                "real-valued labels need gain='linear' (ERR and label_gain tables need grades)"
+            )
+    return arr
+
+
+def check_k(k, name="k"):
+    """Return ``k`` as a positive int, or ``None`` for the whole list."""
+    if k is None:
+        return None
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise ValueError(f"{name} must be a positive integer or None, got {k!r}")
+    if k < 1:
+        raise ValueError(f"{name} must be >= 1 (or None for the whole list), got {k}")
+    return int(k)
+
+
+def check_query_weights(weights, n_queries, name="query_weights"):
+    """Return per-query weights as float64 (``None`` stays ``None``): finite and non-negative."""
+    if weights is None:
+        return None
+    arr = np.ascontiguousarray(np.asarray(weights, dtype=FLOAT).ravel())
+    if arr.shape[0] != n_queries:
+        raise ValueError(f"{name} has {arr.shape[0]} entries, expected one per query ({n_queries})")
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        q = int(np.flatnonzero(~np.isfinite(arr) | (arr < 0))[0])
+        raise ValueError(f"{name} must be finite and non-negative, query {q} has {arr[q]!r}")
+    return arr
+
+
+def check_n_threads(n_threads):
+    """Resolve ``n_threads``: ``None`` or ``-1`` = all numba threads; otherwise 1..available."""
+    import numba
+
+    avail = numba.config.NUMBA_NUM_THREADS
+    if n_threads is None or n_threads == -1:
+        return avail
+    if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) or n_threads < 1:
+        raise ValueError(f"n_threads must be a positive integer, -1 or None, got {n_threads!r}")
+    return int(min(n_threads, avail))

@@ -1,0 +1,43 @@
+"""The shared ranking pieces of every kernel (``_kernels/ranking.py``) against their definitions."""
+
+import numpy as np
+import pytest
+
+from lambda_objectives._kernels.ranking import (
+    cutoff,
+    discount_table,
+    document_gains,
+    gain_table,
+    ideal_dcg,
+    stable_order_desc,
+)
+
+pytestmark = pytest.mark.kernel
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 48, 49, 300])
+def test_stable_order_is_descending_with_ties_in_input_order(n):
+    s = np.round(np.random.default_rng(n).normal(size=n), 1)
+    np.testing.assert_array_equal(stable_order_desc(s), sorted(range(n), key=lambda i: (-s[i], i)))
+
+
+def test_discount_table_is_the_definition_and_numpys_vectorised_table_bit_for_bit():
+    d = discount_table(100_000)
+    np.testing.assert_array_equal(d, 1.0 / np.log2(np.arange(100_000) + 2.0))
+    assert d[0] == 1.0 and d[2] == 0.5
+
+
+def test_cutoff_ideal_dcg_and_gains():
+    assert (cutoff(5, 0), cutoff(5, 3), cutoff(5, 9)) == (5, 3, 5)
+    g = np.array([0.0, 3.0, 1.0, 7.0])
+    disc = discount_table(4)
+    assert ideal_dcg(g, 2, disc) == 7.0 + 3.0 / np.log2(3.0)
+    assert ideal_dcg(np.zeros(3), 0, disc) == 0.0
+    np.testing.assert_array_equal(document_gains(np.array([0.0, 1.0, 3.0])), [0.0, 1.0, 7.0])
+    np.testing.assert_array_equal(document_gains(np.array([0.0, 2.0]), "linear"), [0.0, 2.0])
+    np.testing.assert_array_equal(gain_table("exp", max_label=30), [2.0 ** i - 1 for i in range(31)])
+    np.testing.assert_array_equal(document_gains(np.array([1.0, 0.0]), label_gain=[0.5, 2.0]), [2.0, 0.5])
+    with pytest.raises(ValueError, match="no entry in label_gain"):
+        document_gains(np.array([2.0]), label_gain=[0.0, 1.0])
+    with pytest.raises(ValueError, match="gain must be"):
+        document_gains(np.array([1.0]), "cubic")

@@ -1,0 +1,96 @@
+"""The metric registry: every row is wired through every layer it claims, and names parse one way."""
+
+from pathlib import Path
+
+import _oracles as oracle
+import numpy as np
+import pytest
+
+from lambda_objectives import (
+    LAMBDA_METRICS,
+    METRICS,
+    LightGBMObjective,
+    XGBoostObjective,
+    lambda_gradients,
+    lightgbm_metric,
+    metric_values,
+    xgboost_metric,
+)
+from lambda_objectives._registry import REGISTRY, names, parse_metric
+
+ROWS = sorted({row.name: row for row in REGISTRY.values()}.values(), key=lambda r: r.code)
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def _query(seed=0, n=9):
+    rng = np.random.default_rng(seed)
+    s = np.round(rng.normal(size=n), 1)  # rounding makes ties
+    y = rng.integers(0, 4, n).astype(float)
+    y[:2] = (3.0, 0.0)  # at least two grades
+    return s, y, np.array([0, n])
+
+
+def test_codes_are_unique_and_the_public_tuples_come_from_the_registry():
+    assert len({r.code for r in ROWS}) == len(ROWS)
+    assert METRICS == names("metric") and LAMBDA_METRICS == names("lambdas")
+    for alias, row in REGISTRY.items():
+        assert parse_metric(alias)[0] == row.name
+
+
+@pytest.mark.parametrize("row", [r for r in ROWS if r.metric], ids=lambda r: r.name)
+def test_every_metric_row_matches_its_oracle_with_and_without_k(row):
+    s, y, ptr = _query(1)
+    for spec, k in ((row.name, None), (f"{row.name}@3", 3)):
+        got = metric_values(s, y, ptr, spec)[0]
+        want = oracle.metric_of_query(list(s), list(y), row.name, k)
+        assert got == pytest.approx(want, rel=1e-12, abs=1e-15)
+    assert metric_values(s, y, ptr, row.name, k=3)[0] == metric_values(s, y, ptr, f"{row.name}@3")[0]
+
+
+@pytest.mark.parametrize("row", [r for r in ROWS if r.lambdas], ids=lambda r: r.name)
+def test_every_lambda_row_matches_its_oracle_and_takes_name_at_k(row):
+    s, y, ptr = _query(2)
+    g, h = lambda_gradients(s, y, ptr, f"{row.name}@4")
+    go, ho = oracle.lambdas(list(s), list(y), row.name, 4)
+    np.testing.assert_allclose(g, go, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(h, ho, rtol=1e-12, atol=1e-15)
+    g2, _ = lambda_gradients(s, y, ptr, row.name, k=4)
+    np.testing.assert_array_equal(g, g2)
+    # the exact adapters accept the same spelling and give the same gradients (float32)
+    ga, _ = LightGBMObjective(f"{row.name}@4").gradients(s, y, ptr)
+    np.testing.assert_allclose(ga, g.astype(np.float32), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("row", [r for r in ROWS if r.presets], ids=lambda r: r.name)
+def test_every_preset_row_builds_its_engine_objective(row):
+    s, y, ptr = _query(3)
+    if row.name == "map":
+        y = (y > 1).astype(float)
+    cls = {"lightgbm": LightGBMObjective, "xgboost": XGBoostObjective}
+    for engine in row.presets:
+        g, h = cls[engine](row.name, preset=engine).gradients(s, y, ptr)
+        assert np.all(np.isfinite(g)) and np.any(g != 0) and np.all(h >= 0)
+
+
+@pytest.mark.parametrize("row", [r for r in ROWS if r.metric and r.name != "dcg"], ids=lambda r: r.name)
+def test_every_eval_row_is_an_engine_eval_metric(row):
+    assert lightgbm_metric(f"{row.name}@5").name == f"{row.name}@5"
+    assert xgboost_metric(row.name).name == row.name
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: r.name)
+def test_every_row_is_documented(row):
+    math = (DOCS / "math.md").read_text()
+    assert f"`{row.name}`" in math, f"docs/math.md has no entry naming `{row.name}`"
+
+
+def test_names_are_checked_in_one_place():
+    with pytest.raises(ValueError, match="unknown metric 'auc'"):
+        parse_metric("auc")
+    with pytest.raises(ValueError, match="for an objective"):
+        lambda_gradients([1.0, 0.0], [1.0, 0.0], [0, 2], "dcg")
+    with pytest.raises(ValueError, match="with preset='lightgbm'"):
+        LightGBMObjective("err", preset="lightgbm")
+    with pytest.raises(ValueError, match="says k=10 but k=5"):
+        lambda_gradients([1.0, 0.0], [1.0, 0.0], [0, 2], "ndcg@10", k=5)
+    assert XGBoostObjective("pairwise", preset="xgboost").metric == "ranknet"
