@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._cli import convention_arg, csv_arg, positive_int
+from ._cli import convention_arg, csv_arg, grid_args, positive_int
 from ._machine import log, machine_record
 from ._runner import run_grid
 from .runstore import RunStore
@@ -234,10 +234,7 @@ def add_arguments(p):
     p.add_argument("--patience", type=positive_int, default=30, help="early-stopping patience (rounds)")
     p.add_argument("--seed", type=int, default=0, help="seed of every engine")
     convention_arg(p)
-    p.add_argument("--jobs", type=positive_int, default=1, help="local processes")
-    p.add_argument("--scheduler", default=None, help="a Dask scheduler address")
-    p.add_argument("--force", action="store_true", help="recompute stored tasks")
-    p.add_argument("--out", default="results/quality", help="output folder (run store in OUT/runs)")
+    grid_args(p, "results/quality")
     return p
 
 
