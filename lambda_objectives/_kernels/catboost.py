@@ -36,7 +36,8 @@ here from that reading, in our own structure. Conventions, all the engine's:
   irrelevant (for a relevant ``a`` the sum stays empty); no division by the number of relevant
   documents.
 
-Queries of one document get zeros. Accumulation in float64 in CatBoost's loop order.
+Queries of one document get zeros. Accumulation in float64 in CatBoost's loop order; ERR's target differences, ``t/(a+1)`` and
+``1 - t`` in float32, as CatBoost computes them on its float32 targets.
 """
 
 import numpy as np
@@ -130,6 +131,7 @@ def catboost_lambdamart_query(s, t, metric, top, sigma, norm, exp_gain, log_posi
                     delta = 1.0 / (a + 1) - 1.0 / (second + 1)
                 total += _pair(o, app, a, b, delta, sigma, norm, same, grad, hess)
     elif metric == ERR:
+        t32 = tg.astype(np.float32)
         p_first = 1.0
         for a in range(n):
             p_mid = 1.0
@@ -137,15 +139,20 @@ def catboost_lambdamart_query(s, t, metric, top, sigma, norm, exp_gain, log_posi
             for b in range(a + 1, n):
                 if tg[a] == tg[b]:
                     continue  # CatBoost skips before updating the running sums (see module doc)
-                d = (tg[a] - tg[b]) / (a + 1) + mid_rr * (tg[b] - tg[a]) + p_mid * (tg[b] - tg[a]) / (b + 1)
+                # CatBoost's targets are float32 and these three are float32 operations there
+                # (float - float, float / size_t, 1 - float): rounded the same way here
+                # (np.float64 explicitly: numpy would keep float32 under NUMBA_DISABLE_JIT=1)
+                up = np.float64(t32[b] - t32[a])
+                first_term = np.float64((t32[a] - t32[b]) / np.float32(a + 1))
+                d = first_term + mid_rr * up + p_mid * up / (b + 1)
                 delta = p_first * abs(d)
                 mid_rr += p_mid * tg[b] / (b + 1)
-                p_mid *= 1.0 - tg[b]
+                p_mid *= np.float64(np.float32(1.0) - t32[b])
                 if tg[a] > tg[b]:
                     total += _pair(o, app, a, b, delta, sigma, norm, same, grad, hess)
                 else:
                     total += _pair(o, app, b, a, delta, sigma, norm, same, grad, hess)
-            p_first *= 1.0 - tg[a]
+            p_first *= np.float64(np.float32(1.0) - t32[a])
     else:  # MAP
         for a in range(n):
             rel_a = tg[a] > 0
