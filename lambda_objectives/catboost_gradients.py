@@ -15,7 +15,8 @@ from ._threads import numba_threads
 from .checks import check_labels, check_scores
 from .groups import check_group_ptr
 
-__all__ = ["catboost_lambdamart_gradients", "catboost_loss_function", "catboost_validation_rows"]
+__all__ = ["catboost_comparison_rows", "catboost_lambdamart_gradients", "catboost_loss_function",
+           "catboost_validation_rows"]
 
 _METRICS = {"ndcg": _cb.NDCG, "dcg": _cb.NDCG, "mrr": _cb.MRR, "err": _cb.ERR, "map": _cb.MAP}
 
@@ -130,7 +131,7 @@ def _rel(a, b):
     return float(r.max()), float(np.median(r))
 
 
-#: (setting, CatBoost options, our exact lambda_gradients call or None, target transform)
+#: (setting, CatBoost options, our exact lambda_gradients call; None where our lambdas have no such norm)
 VALIDATION_SETTINGS = (
     ("NDCG norm=false", dict(metric="ndcg", norm=False), dict(metric="ndcg", gain="linear")),
     ("NDCG", dict(metric="ndcg"), None),
@@ -146,41 +147,39 @@ VALIDATION_SETTINGS = (
 )
 
 
-def catboost_validation_rows(data_dir, n_queries=10, seed=0, rtol=1e-6):
+def catboost_comparison_rows(scores, labels, group_ptr, rtol=1e-6, settings=None):
     """CatBoost's probed ``LambdaMart`` derivatives vs our reproduction and vs our exact lambdas.
 
-    Loads ``train.txt`` of ``data_dir`` (a LETOR fold folder, e.g. ``../shared/data/MQ2008/Fold1``),
-    keeps its first ``n_queries`` queries, draws scores ``N(0, 1)`` with ``seed``, and per setting of
-    :data:`VALIDATION_SETTINGS` probes CatBoost (one process: run it isolated from other engines).
-    Scores are rounded to float32 (the probe's baseline precision). ERR targets are the stop probabilities ``R = (2**l − 1)/2**max_label`` (CatBoost's ERR domain is
-    [0, 1]; the raw grades would make its running products negative), the same ``R`` our ``"err"`` uses.
+    For each setting of :data:`VALIDATION_SETTINGS` (or ``settings``), probes CatBoost
+    (:func:`lambda_objectives.probe_catboost`, in this process: run it isolated from other engines)
+    at ``scores`` rounded to float32 (CatBoost stores a ``Pool``'s baseline in float32, so both
+    sides use the rounded scores). ERR targets given to CatBoost and to our reproduction are the
+    stop probabilities ``R = (2**l − 1)/2**max_label`` of the integer grades ``labels`` (CatBoost's
+    ERR domain is [0, 1]; raw grades would make its running products negative), the same ``R`` our
+    ``"err"`` uses, so only the formula differs.
 
     Returns
     -------
     list of dict
-        Per setting: ``setting``, ``loss_function``, ``reproduced`` ("pass" when our
+        Per setting: ``setting``, ``loss_function``, ``reproduced`` ("pass" when
         :func:`catboost_lambdamart_gradients` matches the probe's ``der1`` and ``der2`` within ``rtol``
         relative + 1e-9 absolute, else "differs"), ``repro_max_rel`` (der1 and der2 together),
-        ``exact`` ("agrees"/"differs"/"n/a" against :func:`lambda_objectives.lambda_gradients`;
-        "n/a" for ``norm=true``, a normalisation our exact lambdas do not have),
+        ``exact`` ("agrees"/"differs" against :func:`lambda_objectives.lambda_gradients` within the same
+        tolerance; "n/a" for ``norm=true``, a normalisation our exact lambdas do not have),
         ``exact_der1_max_rel``, ``exact_der1_median_rel``, ``exact_der2_max_rel``,
-        ``exact_der2_median_rel``, ``n_docs``, ``n_queries``, ``catboost_version``.
+        ``exact_der2_median_rel`` (relative to ours, over documents where either is non-zero and the
+        probe's value is finite), ``n_docs``, ``n_queries``, ``catboost_version``.
     """
     import catboost
 
-    from .io import load_letor
     from .lambdas import lambda_gradients
     from .probe import probe_catboost
 
-    from pathlib import Path
-    path = Path(data_dir)
-    d = load_letor(path / "train.txt" if path.is_dir() else path)
-    ptr = np.asarray(d.group_ptr[: n_queries + 1], dtype=np.int64)
-    y = np.asarray(d.y[: ptr[-1]], dtype=FLOAT)
-    # CatBoost stores a Pool's baseline in float32: probe and formulas both at the rounded scores
-    s = np.random.default_rng(seed).normal(size=y.size).astype(np.float32).astype(FLOAT)
+    s = check_scores(scores).astype(np.float32).astype(FLOAT)
+    y = check_labels(labels, s.shape[0])
+    ptr = check_group_ptr(group_ptr, s.shape[0])
     rows = []
-    for name, cb_opts, exact in VALIDATION_SETTINGS:
+    for name, cb_opts, exact in (VALIDATION_SETTINGS if settings is None else settings):
         t = (2.0 ** y - 1.0) / 2.0 ** y.max() if cb_opts["metric"] == "err" else y
         loss = catboost_loss_function(**cb_opts)
         d1, d2 = probe_catboost(s, t, ptr, loss)
@@ -200,3 +199,22 @@ def catboost_validation_rows(data_dir, n_queries=10, seed=0, rtol=1e-6):
             row["exact"] = "agrees" if agree else "differs"
         rows.append(row)
     return rows
+
+
+def catboost_validation_rows(data_dir, n_queries=10, seed=0, rtol=1e-6):
+    """:func:`catboost_comparison_rows` on the first ``n_queries`` training queries of a LETOR fold.
+
+    ``data_dir`` is a fold folder holding ``train.txt`` (e.g. ``../shared/data/MQ2008/Fold1``) or the
+    file itself; scores are drawn ``N(0, 1)`` with ``seed``. Returns the rows of
+    :func:`catboost_comparison_rows`.
+    """
+    from pathlib import Path
+
+    from .io import load_letor
+
+    path = Path(data_dir)
+    d = load_letor(path / "train.txt" if path.is_dir() else path)
+    ptr = np.asarray(d.group_ptr[: n_queries + 1], dtype=np.int64)
+    y = np.asarray(d.y[: ptr[-1]], dtype=FLOAT)
+    s = np.random.default_rng(seed).normal(size=y.size)
+    return catboost_comparison_rows(s, y, ptr, rtol=rtol)
