@@ -2,7 +2,8 @@
 
 Systems, on every fold present, each trained on the fold's train file and scored on its test
 file: the reference trainer with SE and with OLE, LightGBM and XGBoost with our objective, and
-LightGBM ``lambdarank`` / XGBoost ``rank:ndcg`` native. Equal tree settings (leaves, learning
+LightGBM ``lambdarank`` / XGBoost ``rank:ndcg`` / CatBoost ``LambdaMart:metric=NDCG`` (depth
+``log2(leaves + 1)``, when CatBoost is installed) native. Equal tree settings (leaves, learning
 rate, rounds, min data per leaf). Each system runs in its own process (LightGBM and XGBoost
 loaded in one process slow each other down); finished runs are stored and skipped on re-runs.
 """
@@ -20,7 +21,10 @@ from ._machine import log, machine_record
 from ._runner import run_grid
 from .runstore import RunStore
 
-SYSTEMS = ("reference-se", "reference-ole", "lightgbm-ours", "xgboost-ours", "lightgbm-native", "xgboost-native")
+SYSTEMS = ("reference-se", "reference-ole", "lightgbm-ours", "xgboost-ours", "lightgbm-native", "xgboost-native",
+           "catboost-native")
+#: the systems run by default (CatBoost only when it is installed)
+DEFAULT_SYSTEMS = SYSTEMS[:-1]
 METRICS = ("ndcg@1", "ndcg@3", "ndcg@10", "err@10", "map@10", "mrr@10")
 
 
@@ -49,6 +53,18 @@ def one_run(cfg):
         p = dict(objective=obj, num_leaves=cfg["leaves"], learning_rate=cfg["lr"], min_data_in_leaf=cfg["min_data"],
                  verbose=-1, seed=cfg["seed"], deterministic=True, force_row_wise=True)
         pred = lgb.train(p, lgb.Dataset(tr.X, tr.y, group=tr.group), cfg["rounds"]).predict(te.X)
+    elif sysname == "catboost-native":
+        import catboost as cb
+
+        def pool(d):
+            return cb.Pool(d.X, d.y, group_id=np.repeat(np.arange(d.n_queries), d.group))
+
+        m = cb.CatBoost(dict(loss_function="LambdaMart:metric=NDCG", iterations=cfg["rounds"],
+                             depth=max(2, int(np.log2(cfg["leaves"] + 1))), learning_rate=cfg["lr"],
+                             min_data_in_leaf=cfg["min_data"], random_seed=cfg["seed"], verbose=False,
+                             allow_writing_files=False))
+        m.fit(pool(tr))
+        pred = m.predict(te.X)
     else:
         import xgboost as xgb
 
@@ -76,7 +92,8 @@ def add_arguments(p):
     p.add_argument("--lr", type=positive_float, default=0.1, help="learning rate")
     p.add_argument("--min-data", type=positive_int, default=20, help="minimum documents per leaf")
     p.add_argument("--folds", default=None, help="comma list, e.g. 1,2 (default: every fold present)")
-    p.add_argument("--systems", type=csv_arg(SYSTEMS), default=list(SYSTEMS), help="comma list")
+    p.add_argument("--systems", type=csv_arg(SYSTEMS), default=None,
+                   help="comma list (default: all; catboost-native when CatBoost is installed)")
     p.add_argument("--seed", type=int, default=0, help="random seed of every system")
     convention_arg(p)
     p.add_argument("--jobs", type=positive_int, default=1, help="local processes")
@@ -94,7 +111,12 @@ def run(a):
     except (ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    systems = a.systems
+    import importlib.util
+
+    systems = a.systems or (list(SYSTEMS) if importlib.util.find_spec("catboost") else list(DEFAULT_SYSTEMS))
+    if "catboost-native" in systems and importlib.util.find_spec("catboost") is None:
+        print("error: catboost-native needs CatBoost: pip install 'lambda_objectives[catboost]'", file=sys.stderr)
+        return 2
     out = Path(a.out)
     store = RunStore(out / "runs", "engines")
     grid = [{"data": str(Path(a.data).resolve()), "fold": f, "system": s, "metric": a.metric, "k": a.k,

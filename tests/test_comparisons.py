@@ -1,5 +1,6 @@
 """Tests of the comparisons commands demo, engines and validate, and the command dispatcher."""
 
+import importlib.util
 import json
 
 import numpy as np
@@ -54,17 +55,29 @@ def test_quick_does_not_override_explicit_rates(capsys):
 
 def test_engines_command_small(letor_folder, tmp_path, capsys):
     out = tmp_path / "eng"
+    cat = importlib.util.find_spec("catboost") is not None
     args = ["engines", "--data", str(letor_folder), "--folds", "1", "--rounds", "3", "--leaves", "4",
-            "--min-data", "5", "--systems", "reference-ole,lightgbm-native", "--out", str(out)]
+            "--min-data", "5", "--systems", "reference-ole,lightgbm-native" + (",catboost-native" if cat else ""),
+            "--out", str(out)]
     assert cli(args) == 0
     md = (out / "engines.md").read_text()
     assert "| reference-ole |" in md and "| lightgbm-native |" in md
+    assert ("| catboost-native |" in md) == cat
     assert (out / "engines.png").stat().st_size > 1000
-    assert len((out / "engines.csv").read_text().splitlines()) == 3
+    assert len((out / "engines.csv").read_text().splitlines()) == 3 + cat
 
 
 def test_validate_command_small(letor_folder, tmp_path, capsys):
     assert cli(["validate", "--data", str(letor_folder), "--folds", "1", "--queries", "3",
                 "--out", str(tmp_path)]) == 0
     rows = json.loads((tmp_path / "validate.json").read_text())
-    assert len(rows) == 7 and all(r["passed"] and r["n_compared"] > 0 for r in rows)
+    engines = [r for r in rows if r["engine"] != "catboost"]
+    assert len(engines) == 7 and all(r["passed"] and r["n_compared"] > 0 for r in engines)
+    cat = [r for r in rows if r["engine"] == "catboost"]
+    if importlib.util.find_spec("catboost") is not None:
+        # the probes CatBoost is expected to agree with pass; the others are reported, not failed
+        assert len(cat) == 8 and all("error" not in r and r["n_compared"] > 0 for r in cat)
+        assert all(r["agrees"] for r in cat if r["expected_to_agree"])
+        assert not any(r["agrees"] for r in cat if r["setting"].startswith("LambdaMart ERR"))
+    else:
+        assert cat == []
