@@ -133,17 +133,17 @@ def _rel(a, b):
 
 #: (setting, CatBoost options, our exact lambda_gradients call; None where our lambdas have no such norm)
 VALIDATION_SETTINGS = (
-    ("NDCG norm=false", dict(metric="ndcg", norm=False), dict(metric="ndcg", gain="linear")),
-    ("NDCG", dict(metric="ndcg"), None),
-    ("NDCG top=5 norm=false", dict(metric="ndcg", top=5, norm=False), dict(metric="ndcg", k=5, gain="linear")),
-    ("NDCG type=Exp norm=false", dict(metric="ndcg", gain="exp", norm=False), dict(metric="ndcg", gain="exp")),
-    ("DCG norm=false", dict(metric="dcg", norm=False), dict(metric="ndcg", gain="linear")),
-    ("MRR norm=false", dict(metric="mrr", norm=False), dict(metric="mrr")),
-    ("MRR", dict(metric="mrr"), None),
-    ("ERR norm=false, targets (2^l-1)/2^max", dict(metric="err", norm=False), dict(metric="err")),
-    ("ERR", dict(metric="err"), None),
-    ("MAP norm=false", dict(metric="map", norm=False), dict(metric="map")),
-    ("MAP", dict(metric="map"), None),
+    ("NDCG norm=false", {"metric": "ndcg", "norm": False}, {"metric": "ndcg", "gain": "linear"}),
+    ("NDCG", {"metric": "ndcg"}, None),
+    ("NDCG top=5 norm=false", {"metric": "ndcg", "top": 5, "norm": False}, {"metric": "ndcg", "k": 5, "gain": "linear"}),
+    ("NDCG type=Exp norm=false", {"metric": "ndcg", "gain": "exp", "norm": False}, {"metric": "ndcg", "gain": "exp"}),
+    ("DCG norm=false", {"metric": "dcg", "norm": False}, {"metric": "ndcg", "gain": "linear"}),
+    ("MRR norm=false", {"metric": "mrr", "norm": False}, {"metric": "mrr"}),
+    ("MRR", {"metric": "mrr"}, None),
+    ("ERR norm=false, targets (2^l-1)/2^max", {"metric": "err", "norm": False}, {"metric": "err"}),
+    ("ERR", {"metric": "err"}, None),
+    ("MAP norm=false", {"metric": "map", "norm": False}, {"metric": "map"}),
+    ("MAP", {"metric": "map"}, None),
 )
 
 

@@ -3,7 +3,11 @@
 import numpy as np
 import pytest
 
-from lambda_objectives import catboost_lambdamart_gradients, catboost_loss_function, catboost_validation_rows
+from lambda_objectives import (
+    catboost_lambdamart_gradients,
+    catboost_loss_function,
+    catboost_validation_rows,
+)
 
 
 def test_bad_input_is_refused_with_the_reason():

@@ -9,7 +9,11 @@ import math
 import numpy as np
 import pytest
 
-from lambda_objectives import catboost_lambdamart_gradients, catboost_loss_function, lambda_gradients
+from lambda_objectives import (
+    catboost_lambdamart_gradients,
+    catboost_loss_function,
+    lambda_gradients,
+)
 
 
 def _rho(ds, sigma=1.0):
@@ -130,9 +134,9 @@ def test_reproduces_catboost_itself_through_the_probe(metric):
     y = rng.integers(0, 3, size=27).astype(float)
     if metric == "err":
         y = (2.0 ** y - 1) / 4.0  # stop probabilities in [0, 1], CatBoost's ERR domain
-    options = [dict(norm=False), dict(norm=True), dict(top=3, norm=False), dict(top=4, sigma=2.0)]
+    options = [{"norm": False}, {"norm": True}, {"top": 3, "norm": False}, {"top": 4, "sigma": 2.0}]
     if metric in ("ndcg", "dcg"):
-        options += [dict(gain="exp", norm=False), dict(denominator="position", norm=False)]
+        options += [{"gain": "exp", "norm": False}, {"denominator": "position", "norm": False}]
     for opt in options:
         d1, d2 = probe_catboost(s, y, ptr, catboost_loss_function(metric, **opt))
         g, h = catboost_lambdamart_gradients(s, y, ptr, metric, **opt)
