@@ -44,3 +44,12 @@ def convention_arg(p):
     p.add_argument("--convention", default="lightgbm", choices=("lightgbm", "xgboost", "trec"),
                    help="metric convention: lightgbm/xgboost = gain 2^rel-1 and a query with no relevant "
                         "document scores 1; trec = trec_eval's linear gain, such a query scores 0 (docs/math.md)")
+
+
+def grid_args(p, out):
+    """The options of a command that runs a grid through the run store: --jobs, --scheduler, --force, --out."""
+    p.add_argument("--jobs", type=positive_int, default=1, help="local processes")
+    p.add_argument("--scheduler", default=None, help="a Dask scheduler address (tcp://host:8786)")
+    p.add_argument("--force", action="store_true", help="recompute tasks already in the run store")
+    p.add_argument("--out", default=out, help="output folder (run store in OUT/runs)")
+    return p

@@ -16,7 +16,7 @@ import numpy as np
 
 from lambda_objectives import OBJECTIVES
 
-from ._cli import convention_arg, csv_arg, positive_float, positive_int
+from ._cli import convention_arg, csv_arg, grid_args, positive_float, positive_int
 from ._machine import log, machine_record
 from ._runner import run_grid
 from .runstore import RunStore
@@ -96,10 +96,7 @@ def add_arguments(p):
                    help="comma list (default: all; catboost-native when CatBoost is installed)")
     p.add_argument("--seed", type=int, default=0, help="random seed of every system")
     convention_arg(p)
-    p.add_argument("--jobs", type=positive_int, default=1, help="local processes")
-    p.add_argument("--scheduler", default=None, help="a Dask scheduler address")
-    p.add_argument("--force", action="store_true", help="recompute stored runs")
-    p.add_argument("--out", default="results/engines", help="output folder (run store in OUT/runs)")
+    grid_args(p, "results/engines")
     return p
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._cli import convention_arg, csv_arg, positive_int
+from ._cli import convention_arg, csv_arg, grid_args, positive_int
 from ._machine import log, machine_record
 from ._runner import run_grid
 from .runstore import RunStore
@@ -234,10 +234,7 @@ def add_arguments(p):
     p.add_argument("--patience", type=positive_int, default=30, help="early-stopping patience (rounds)")
     p.add_argument("--seed", type=int, default=0, help="seed of every engine")
     convention_arg(p)
-    p.add_argument("--jobs", type=positive_int, default=1, help="local processes")
-    p.add_argument("--scheduler", default=None, help="a Dask scheduler address")
-    p.add_argument("--force", action="store_true", help="recompute stored tasks")
-    p.add_argument("--out", default="results/quality", help="output folder (run store in OUT/runs)")
+    grid_args(p, "results/quality")
     return p
 
 
@@ -297,8 +294,8 @@ def run(a):
                        meta={"machine": machine_record()}, on_result=done, isolate=True)
     rows = summarise(results)
     wall = time.perf_counter() - t0
-    head = (f"Test metrics ×100, mean over folds of the per-query means; [95 % t interval over the pooled test "
-            f"queries]. NDCG: {convention_label(a.convention)}; ERR@10: R = (2^g − 1)/2^max, max = the test file's "
+    head = (f"Test metrics ×100, mean over folds of the per-query means (95 % t intervals over the pooled test "
+            f"queries: summary.json and quality.png). NDCG: {convention_label(a.convention)}; ERR@10: R = (2^g − 1)/2^max, max = the test file's "
             f"largest grade; MAP@10: relevant = label > 0, normalised by all relevant documents (trec_eval map_cut). Per (engine, objective), the grid "
             f"{GRID['quick' if a.quick else 'full']} is searched on validation NDCG@10 (LightGBM convention) with "
             f"early stopping (patience {a.patience}, at most {rounds} rounds). ▲/▼: better/worse than the engine's "
@@ -320,8 +317,9 @@ def run(a):
             vs = "—" if "ndcg@10 diff" not in r else f"{100 * r['ndcg@10 diff']:+.2f} ({r['ndcg@10 p_holm']:.3g})"
             md.append(f"| {r['engine']} | {r['system']} | " + " | ".join(cells) + f" | {vs} | {r['seconds']:.0f} |")
         md.append("")
-    md.append(f"Wall time of this run: {wall / 60:.1f} min ({len(tasks)} tasks, --jobs {a.jobs}; reused tasks take no "
-              "time).")
+    md.append(f"Wall time of this run: {wall / 60:.1f} min for {len(tasks)} tasks, --jobs {a.jobs} (tasks reused from "
+              f"the run store take no time); training time summed over tasks: "
+              f"{sum(r['seconds'] for r in rows) / 60:.1f} min.")
     out.mkdir(parents=True, exist_ok=True)
     (out / "quality.md").write_text("\n".join(md) + "\n")
     with open(out / "quality.csv", "w") as fh:

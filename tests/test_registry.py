@@ -94,3 +94,29 @@ def test_names_are_checked_in_one_place():
     with pytest.raises(ValueError, match="says k=10 but k=5"):
         lambda_gradients([1.0, 0.0], [1.0, 0.0], [0, 2], "ndcg@10", k=5)
     assert XGBoostObjective("pairwise", preset="xgboost").metric == "ranknet"
+
+
+@pytest.mark.parametrize("row", [r for r in ROWS if r.engine_eval], ids=lambda r: r.name)
+def test_engine_eval_names_are_the_engines_own_and_ndcg_matches_ours(row):
+    lgb = pytest.importorskip("lightgbm")
+    xgb = pytest.importorskip("xgboost")
+    from lambda_objectives import make_ranking, mean_metric
+
+    d = make_ranking(40, docs_per_query=(5, 20), n_features=4, seed=5)
+    y = (d.y > 1).astype(float) if row.name == "map" else d.y
+    evals = {}
+    b = lgb.train({"objective": "lambdarank", "metric": row.engine_eval["lightgbm"], "eval_at": [5], "verbose": -1,
+                   "num_threads": 1}, lgb.Dataset(d.X, y, group=d.group), 3,
+                  valid_sets=[lgb.Dataset(d.X, y, group=d.group)], callbacks=[lgb.record_evaluation(evals)])
+    native = evals["valid_0"][f"{row.engine_eval['lightgbm']}@5"][-1]
+    ours = mean_metric(b.predict(d.X), y, d.group_ptr, f"{row.name}@5")
+    xres = {}
+    xb = xgb.train({"objective": "rank:ndcg", "eval_metric": f"{row.engine_eval['xgboost']}@5", "nthread": 1},
+                   xgb.DMatrix(d.X, y, group=d.group), 3, evals=[(xgb.DMatrix(d.X, y, group=d.group), "t")],
+                   evals_result=xres, verbose_eval=False)
+    xnative = xres["t"][f"{row.engine_eval['xgboost']}@5"][-1]
+    xours = mean_metric(xb.predict(xgb.DMatrix(d.X), output_margin=True), y, d.group_ptr, f"{row.name}@5")
+    if row.name == "ndcg":  # the same convention (gain 2^l - 1, a query with no relevant document scores 1)
+        assert native == pytest.approx(ours, abs=1e-6) and xnative == pytest.approx(xours, abs=1e-5)
+    else:  # MAP@k normalisations differ between engines and trec_eval: only the name is checked here
+        assert 0 <= native <= 1 and 0 <= xnative <= 1

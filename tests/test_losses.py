@@ -1,0 +1,57 @@
+"""reference.losses: each loss's gradient and Hessian against finite differences of its loss."""
+
+import numpy as np
+import pytest
+
+from reference.losses import XENDCG, Lambda, LeastSquares, Logistic, McRank
+
+
+def _data(seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, 12).astype(float)
+    return y, np.array([0, 5, 12]), rng
+
+
+@pytest.mark.parametrize("loss", [LeastSquares(), Logistic(0.5), Logistic(0.5, balanced=True)],
+                         ids=["ls", "logistic", "logistic-balanced"])
+def test_pointwise_gradients_are_derivatives_of_the_mean_loss(loss):
+    y, ptr, rng = _data()
+    F = rng.normal(size=y.size)
+    g, h = np.empty_like(F), np.empty_like(F)
+    loss.gradients(F, y, ptr, g, h)
+    eps = 1e-6
+    for i in range(y.size):
+        e = np.zeros_like(F)
+        e[i] = eps
+        # the losses report a mean over rows; the gradients are per row (the sum's derivative)
+        fd = (loss.loss(F + e, y, ptr) - loss.loss(F - e, y, ptr)) / (2 * eps) * y.size
+        assert fd == pytest.approx(g[i], abs=1e-6)
+        gp, gm, hh = np.empty_like(F), np.empty_like(F), np.empty_like(F)
+        loss.gradients(F + e, y, ptr, gp, hh)
+        loss.gradients(F - e, y, ptr, gm, hh)
+        assert (gp[i] - gm[i]) / (2 * eps) == pytest.approx(h[i], abs=1e-6)
+
+
+def test_mcrank_gradient_is_the_softmax_cross_entropy_derivative():
+    y, ptr, rng = _data(1)
+    loss = McRank(3)
+    F = rng.normal(size=(y.size, 3))
+    g, h = np.empty_like(F), np.empty_like(F)
+    loss.gradients(F, y, ptr, g, h)
+    eps = 1e-6
+    for i, c in [(0, 0), (3, 2), (7, 1)]:
+        e = np.zeros_like(F)
+        e[i, c] = eps
+        fd = (loss.loss(F + e, y, ptr) - loss.loss(F - e, y, ptr)) / (2 * eps) * y.size
+        assert fd == pytest.approx(g[i, c], abs=1e-6)
+    np.testing.assert_allclose(loss.ranking_scores(F).shape, (y.size,))
+
+
+@pytest.mark.parametrize("loss", [Lambda("ndcg", 3, 1.0), XENDCG(random_state=0)], ids=["lambda", "xendcg"])
+def test_listwise_and_pairwise_losses_fall_as_a_gradient_step_is_taken(loss):
+    y, ptr, rng = _data(2)
+    F = rng.normal(size=y.size)
+    g, h = np.empty_like(F), np.empty_like(F)
+    loss.gradients(F, y, ptr, g, h)
+    assert np.all(h >= 0) and np.any(g != 0)
+    assert loss.loss(F - 0.01 * g, y, ptr) < loss.loss(F, y, ptr)
