@@ -92,6 +92,17 @@ __all__ += [
     "xgboost_metric",
 ]
 
+# --- catboost_gradients (CatBoost's LambdaMart formulas; its probe is probe_catboost, above) ---
+from .catboost_gradients import (  # noqa: E402
+    catboost_comparison_rows,
+    catboost_lambdamart_gradients,
+    catboost_loss_function,
+    catboost_validation_rows,
+)
+
+__all__ += ["catboost_comparison_rows", "catboost_lambdamart_gradients", "catboost_loss_function",
+            "catboost_validation_rows"]
+
 # --- beyond ---
 from .combine import best_linear_combination  # noqa: E402
 from .heatmap import (  # noqa: E402
