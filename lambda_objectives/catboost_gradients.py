@@ -69,7 +69,7 @@ def catboost_lambdamart_gradients(scores, labels, group_ptr, metric="ndcg", top=
     and the ranking (scores descending, ties in input order) are stated in
     :mod:`lambda_objectives._kernels.catboost`. Only for NDCG and DCG is ``δ`` the |ΔZ| of a swap
     (linear gain by default: CatBoost's ``type=Base``; DCG is divided by the ideal DCG too); for MRR,
-    ERR and MAP it is not, see docs/catboost.md.
+    ERR and MAP it is not, see docs/reproducing.md, "CatBoost".
 
     Parameters
     ----------

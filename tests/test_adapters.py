@@ -455,3 +455,25 @@ def test_a_user_njit_pair_weight_goes_through_the_adapters():
     np.testing.assert_array_equal(h, want_h.astype(np.float32))
     with pytest.raises(ValueError, match="preset=None"):
         LightGBMObjective(top_heavy, preset="lightgbm")
+
+
+def test_preset_catboost_is_catboosts_lambdamart_and_trains_lightgbm():
+    from lambda_objectives import catboost_lambdamart_gradients, make_ranking, mean_metric
+
+    d = make_ranking(60, docs_per_query=(5, 20), n_features=5, seed=4)
+    s = np.random.default_rng(0).normal(size=d.y.size)
+    for metric, opts in (("ndcg@5", {"norm": False}), ("mrr", {}), ("map", {"norm": True})):
+        g, h = LightGBMObjective(metric, preset="catboost", **opts).gradients(s, d.y, d.group_ptr)
+        name, k = metric.split("@") if "@" in metric else (metric, None)
+        want_g, want_h = catboost_lambdamart_gradients(s, d.y, d.group_ptr, name, top=None if k is None else int(k),
+                                                       norm=opts.get("norm", True))
+        np.testing.assert_array_equal(g, want_g.astype(np.float32))
+        np.testing.assert_array_equal(h, want_h.astype(np.float32))
+    with pytest.raises(ValueError, match="stop probabilities"):
+        LightGBMObjective("err", preset="catboost").gradients(s, d.y, d.group_ptr)
+    with pytest.raises(ValueError, match="ignores weights"):
+        LightGBMObjective("ndcg", preset="catboost").gradients(s, d.y, d.group_ptr, weight=np.ones(d.y.size))
+    booster = lgb.train(dict(LGB_PARAMS, objective=LightGBMObjective("ndcg", preset="catboost")),
+                        lgb.Dataset(d.X, d.y, group=d.group), 20)
+    assert mean_metric(booster.predict(d.X), d.y, d.group_ptr, "ndcg@10") > \
+        mean_metric(np.zeros(d.y.size), d.y, d.group_ptr, "ndcg@10") + 0.05

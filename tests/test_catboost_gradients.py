@@ -40,5 +40,5 @@ def test_validation_rows_on_mq2008_reproduce_catboost_and_say_where_exact_lambda
     assert by["NDCG norm=false"]["exact"] == "agrees"
     assert by["DCG norm=false"]["exact"] == "agrees"
     assert by["MAP norm=false"]["exact"] == "differs"
-    assert by["NDCG top=5 norm=false"]["exact"] == "differs"  # a truncation convention, see docs/catboost.md
+    assert by["NDCG top=5 norm=false"]["exact"] == "differs"  # a truncation convention, see docs/reproducing.md, "CatBoost"
     assert by["NDCG norm=false"]["n_queries"] == 4

@@ -68,7 +68,10 @@ def test_every_preset_row_builds_its_engine_objective(row):
         y = (y > 1).astype(float)
     cls = {"lightgbm": LightGBMObjective, "xgboost": XGBoostObjective}
     for engine in row.presets:
-        g, h = cls[engine](row.name, preset=engine).gradients(s, y, ptr)
+        if engine == "catboost":
+            pytest.importorskip("numba")  # the CatBoost kernels need no CatBoost
+        yy = (2.0 ** y - 1) / 2.0 ** y.max() if (engine, row.name) == ("catboost", "err") else y
+        g, h = cls.get(engine, LightGBMObjective)(row.name, preset=engine).gradients(s, yy, ptr)
         assert np.all(np.isfinite(g)) and np.any(g != 0) and np.all(h >= 0)
 
 

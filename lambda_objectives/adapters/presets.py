@@ -4,7 +4,9 @@
 * ``"lightgbm"``: LightGBM's ``lambdarank`` bit for bit (``k`` = ``lambdarank_truncation_level``,
   default 30; options ``label_gain``, ``norm``); kernels in ``_kernels/lightgbm.py``;
 * ``"xgboost"``: XGBoost ``rank:ndcg`` / ``rank:map`` / ``rank:pairwise`` (topk, ``k`` default 32;
-  options ``normalization``, ``score_normalization``, ``exp_gain``); kernels in ``_kernels/xgboost.py``.
+  options ``normalization``, ``score_normalization``, ``exp_gain``); kernels in ``_kernels/xgboost.py``;
+* ``"catboost"``: CatBoost's ``LambdaMart`` (NDCG, MRR, ERR, MAP; ``k`` = ``top``; options ``norm``,
+  ``gain`` = ``type``, ``denominator``), reproduced to 1e-13; kernels in ``_kernels/catboost.py``.
 
 Each back end has ``prepare(objective, state, weights)``, run once per data set, and
 ``compute(objective, state, scores) -> (grad, hess)`` into the state's float32 buffers.
@@ -20,6 +22,7 @@ from .._kernels import xgboost as xgb_kernels
 from .._kernels.ranking import discount_table, document_gains, gain_table
 from .._registry import REGISTRY
 from .._kernels import xendcg as xendcg_kernels
+from ..catboost_gradients import catboost_lambdamart_gradients
 from ..lambdas import lambda_gradients
 from ..xendcg import xendcg_gradients
 
@@ -175,6 +178,31 @@ def option_names(preset, metric):
     return BACKENDS[preset].options
 
 
+# -- CatBoost LambdaMart -------------------------------------------------------------------------
+def _prepare_catboost(obj, st, weights):
+    """CatBoost's ``LambdaMart`` derivatives (``_kernels/catboost.py``, reproduced to 1e-13): the
+    labels are CatBoost's targets (ERR: stop probabilities in [0, 1]); it ignores weights."""
+    if weights is not None:
+        raise ValueError("CatBoost's LambdaMart ignores weights, so preset='catboost' takes none")
+    lab = st["labels"]
+    if obj.metric == "err" and lab.size and lab.max() > 1.0:
+        i = int(np.argmax(lab > 1.0))
+        raise ValueError(f"preset='catboost' ERR takes stop probabilities in [0, 1] as labels (CatBoost's "
+                         f"targets), row {i} is {lab[i]:g}; pass (2**grade - 1)/2**max_grade")
+    o = obj.kernel_options
+    st["catboost"] = dict(metric=obj.metric, top=obj.k, sigma=obj.sigma, norm=bool(o.get("norm", True)),
+                          gain=o.get("gain", "linear"), denominator=o.get("denominator", "log"))
+    catboost_lambdamart_gradients(np.zeros(min(st["n"], 1)), lab[:1], [0, min(st["n"], 1)], **st["catboost"])
+
+
+def _compute_catboost(obj, st, scores):
+    g, h = catboost_lambdamart_gradients(np.asarray(scores, dtype=FLOAT), st["labels"], st["ptr"],
+                                         n_threads=obj.n_threads, **st["catboost"])
+    st["grad"][:] = g
+    st["hess"][:] = h
+    return st["grad"], st["hess"]
+
+
 class Backend(NamedTuple):
     """A gradient back end: its preset options and its two steps."""
 
@@ -189,4 +217,5 @@ BACKENDS = {
     "lightgbm": Backend(frozenset({"label_gain", "norm"}), _prepare_lightgbm, _compute_lightgbm),
     "xgboost": Backend(frozenset({"normalization", "score_normalization", "exp_gain"}), _prepare_xgboost,
                        _compute_xgboost),
+    "catboost": Backend(frozenset({"norm", "gain", "denominator"}), _prepare_catboost, _compute_catboost),
 }
