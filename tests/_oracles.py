@@ -137,7 +137,7 @@ def lambdaloss_weight(scores, labels, i, j, metric, k=None, mu=10.0, gain="exp",
     Wang et al. (CIKM 2018), ``D(x) = log2(1 + x)``, ranks ``r`` by the current scores:
     NDCG-Loss2 ``|G_i − G_j| δ_ij / IDCG`` with ``δ_ij = |1/D(|r_i − r_j|) − 1/D(|r_i − r_j| + 1)|``;
     NDCG-Loss2++ ``|G_i − G_j| (ρ_ij + μ δ_ij) / IDCG`` with ``ρ_ij = |1/D(r_i) − 1/D(r_j)|``.
-    LambdaLoss@K (Jagerman et al. SIGIR 2022, TF-Ranking's NDCGLambdaWeightV2) with ``k``: 0 unless
+    LambdaLoss@K (Jagerman et al. SIGIR 2022; the multiplier as in TF-Ranking V2 and rax) with ``k``: 0 unless
     ``min(r_i, r_j) <= k``; ``δ`` times ``1/(1 − 1/D(max(r_i, r_j)))`` when ``max(r_i, r_j) > k``;
     ``1/D(r)`` taken as 0 in ``ρ`` for ``r > k``; IDCG@k. ``label_diff``: ``|y_i − y_j|``;
     ``gain_diff``: ``|G_i − G_j|``.

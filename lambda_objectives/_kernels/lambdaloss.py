@@ -9,8 +9,9 @@ package's discount table ``disc[p] = 1/log2(p + 2)``, ``1/D(x) = disc[x − 1]``
 * NDCG-Loss2: ``w = |G_a − G_b| · δ_ab / IDCG`` with ``δ_ab = 1/D(b − a) − 1/D(b − a + 1)``;
 * NDCG-Loss2++: ``w = |G_a − G_b| · (ρ_ab + μ δ_ab) / IDCG`` with the LambdaRank term
   ``ρ_ab = |1/D(a + 1) − 1/D(b + 1)|`` (the ΔNDCG discount factor of ``ndcg.py``);
-* LambdaLoss@K (Jagerman, Qin, Wang, Bendersky & Najork, SIGIR 2022; TF-Ranking's
-  ``NDCGLambdaWeightV2``): with a cut-off ``k`` only pairs with ``a < k`` are formed, ``δ`` is
+* LambdaLoss@K (Jagerman, Qin, Wang, Bendersky & Najork, SIGIR 2022; the multiplier as in
+  TF-Ranking's ``NDCGLambdaWeightV2`` and rax): with a cut-off ``k`` only pairs with ``a < k`` are formed
+  (TF-Ranking V2 and rax form every pair; a pair entirely below ``k`` cannot change NDCG@k), ``δ`` is
   multiplied by ``1/(1 − 1/D(b + 1))`` when ``b >= k``, ``ρ`` uses the truncated discount
   (``1/D(b + 1)`` taken as 0 when ``b >= k``) and IDCG is IDCG@k, so ``k`` means what it means for
   ΔNDCG@k;
@@ -44,5 +45,7 @@ def ndcg_loss2_weight(ga, gb, a, b, deltas, scale, inv_idcg):
 @njit(cache=True, inline="always")
 def ndcg_loss2pp_weight(ga, gb, a, b, kk, disc, deltas, scale, inv_idcg, mu):
     """NDCG-Loss2++ pair weight: the LambdaRank |ΔNDCG@k| plus ``mu`` times NDCG-Loss2's."""
-    db = disc[b] if b < kk else 0.0  # ρ: the ΔNDCG@k discount factor of ndcg.ndcg_delta
+    # ρ: the ΔNDCG@k discount factor of ndcg.ndcg_delta; disc[a] needs no cut-off because the pair
+    # loop only visits a < kk (a loop over every pair would need D_a = 0 for a >= kk too)
+    db = disc[b] if b < kk else 0.0
     return abs(ga - gb) * (abs(disc[a] - db) + mu * deltas[b - a] * scale[b]) * inv_idcg
