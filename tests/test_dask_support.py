@@ -61,13 +61,15 @@ def test_dask_lightgbm_ranker_matches_native_dask(client):
     distributed.wait([dX, dy, dg])
     kw = dict(n_estimators=10, num_leaves=7, verbose=-1, deterministic=True, force_row_wise=True,
               min_child_samples=5, client=client)
-    native = lgb.dask.DaskLGBMRanker(objective="lambdarank", **kw).fit(dX, dy, group=dg).to_local().predict(X)
-    # lightgbm.dask assigns machine ranks to workers non-deterministically, and the trees depend
-    # on which partition is rank 0 (native runs differ from each other the same way), so retry.
-    diffs = []
-    for _ in range(4):
+    # lightgbm.dask assigns machine ranks to workers non-deterministically, and the trees depend on
+    # which partition is rank 0 (native runs differ from each other the same way): collect the outcomes
+    # of both and require one bit-identical pair.
+    natives, diffs = [], []
+    for _ in range(6):
+        natives.append(lgb.dask.DaskLGBMRanker(objective="lambdarank", **kw).fit(dX, dy, group=dg).to_local().predict(X))
         m = dask_lightgbm_ranker(LightGBMObjective(preset="lightgbm"), dX, dg, **kw).fit(dX, dy, group=dg)
-        diffs.append(float(np.abs(m.to_local().predict(X) - native).max()))
+        ours = m.to_local().predict(X)
+        diffs.append(min(float(np.abs(ours - nat).max()) for nat in natives))
         if diffs[-1] == 0.0:
             break
     assert diffs[-1] == 0.0, diffs
