@@ -187,7 +187,12 @@ def _listwise(metric, scores, labels, group_ptr, *, seed, query_weights, n_threa
     """``lambda_gradients`` of a listwise row (XE-NDCG): its own kernel, none of the pair options."""
     defaults = {"k": None, "sigma": 1.0, "gain": "exp", "label_gain": None, "max_label": None, "normalize": None,
                 "mu": None, "out": None, "return_pairs": False, "return_cost": False}
-    given = sorted(name for name, v in unsupported.items() if v is not defaults[name] and v != defaults[name])
+
+    def is_default(v, d):
+        # identity for None; equality only for plain scalars (an array option is never the default)
+        return v is None if d is None else isinstance(v, (bool, int, float, str)) and v == d
+
+    given = sorted(name for name, v in unsupported.items() if not is_default(v, defaults[name]))
     if given:
         raise ValueError(f"{metric!r} is listwise and takes none of {given} (see xendcg_gradients)")
     return xendcg_gradients(scores, labels, group_ptr, seed=seed, query_weights=query_weights, n_threads=n_threads)

@@ -40,7 +40,8 @@ def test_lambda_gradients_dispatches_xendcg_and_refuses_pair_options():
     s, y, ptr = np.array([0.1, 0.5, -0.2, 0.3]), np.array([1.0, 0.0, 2.0, 0.0]), [0, 4]
     np.testing.assert_array_equal(lambda_gradients(s, y, ptr, "xendcg", seed=3)[0],
                                   xendcg_gradients(s, y, ptr, seed=3)[0])
-    for kw in ({"k": 3}, {"sigma": 2.0}, {"normalize": "lambdarank"}, {"return_pairs": True}):
+    for kw in ({"k": 3}, {"sigma": 2.0}, {"normalize": "lambdarank"}, {"return_pairs": True},
+               {"label_gain": np.array([0.0, 1.0, 3.0])}):  # an array option once raised numpy's truth-value error
         with pytest.raises(ValueError, match="listwise"):
             lambda_gradients(s, y, ptr, "xendcg", **kw)
     with pytest.raises(ValueError, match="deterministic"):
