@@ -16,10 +16,10 @@ def check_scores(scores, name="scores"):
 
     Raises ``ValueError`` for a non-1-D input, or NaN/inf values (naming the first bad row).
     """
-    return _finite_1d(scores, name, None)
+    return _finite_1d(scores, name, None, "contains")
 
 
-def _finite_1d(values, name, n_rows):
+def _finite_1d(values, name, n_rows, verb):
     """``values`` as contiguous 1-D finite float64 (a copy only when needed), of ``n_rows`` if given."""
     arr = np.asarray(values)
     if arr.ndim != 1:
@@ -34,7 +34,6 @@ def _finite_1d(values, name, n_rows):
     bad = ~np.isfinite(arr)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        verb = "contain" if name == "labels" else "contains"
         raise ValueError(f"{name} {verb} non-finite values (NaN or inf), first at row {i}: {arr[i]!r}")
     return arr
 
@@ -45,7 +44,7 @@ def check_labels(labels, n_rows, integer=False, name="labels"):
     Labels must be finite and non-negative; with ``integer=True`` they must also be whole
     numbers (graded relevance for gain tables). Errors name the first offending row.
     """
-    arr = _finite_1d(labels, name, n_rows)
+    arr = _finite_1d(labels, name, n_rows, "contain")
     neg = arr < 0
     if neg.any():
         i = int(np.flatnonzero(neg)[0])
