@@ -57,7 +57,7 @@ def one_run(cfg):
         import catboost as cb
 
         def pool(d):
-            return cb.Pool(d.X, d.y, group_id=np.repeat(np.arange(d.n_queries), d.group))
+            return cb.Pool(d.X, d.y, group_id=d.qid)  # qids are contiguous per query, as CatBoost needs
 
         m = cb.CatBoost(dict(loss_function="LambdaMart:metric=NDCG", iterations=cfg["rounds"],
                              depth=max(2, int(np.log2(cfg["leaves"] + 1))), learning_rate=cfg["lr"],

@@ -109,7 +109,7 @@ def _train(engine, spec, tr, va, hp, rounds, patience, seed):
     import catboost as cb
 
     def pool(d):
-        return cb.Pool(d.X, d.y, group_id=np.repeat(np.arange(d.n_queries), d.group))
+        return cb.Pool(d.X, d.y, group_id=d.qid)  # qids are contiguous per query, as CatBoost needs
 
     m = cb.CatBoost(dict(spec[1], iterations=rounds, depth=max(2, int(np.log2(hp["leaves"] + 1))),
                          learning_rate=hp["lr"], min_data_in_leaf=hp["min_data"], random_seed=seed,

@@ -22,6 +22,7 @@ from .._kernels import xgboost as xgb_kernels
 from .._kernels.ranking import discount_table, document_gains, gain_table
 from .._registry import REGISTRY
 from .._kernels import xendcg as xendcg_kernels
+from ..catboost_gradients import _check_options as check_catboost_options
 from ..catboost_gradients import catboost_lambdamart_gradients
 from ..lambdas import lambda_gradients
 from ..xendcg import xendcg_gradients
@@ -192,7 +193,8 @@ def _prepare_catboost(obj, st, weights):
     o = obj.kernel_options
     st["catboost"] = dict(metric=obj.metric, top=obj.k, sigma=obj.sigma, norm=bool(o.get("norm", True)),
                           gain=o.get("gain", "linear"), denominator=o.get("denominator", "log"))
-    catboost_lambdamart_gradients(np.zeros(min(st["n"], 1)), lab[:1], [0, min(st["n"], 1)], **st["catboost"])
+    c = st["catboost"]
+    check_catboost_options(c["metric"], c["top"], c["sigma"], c["gain"], c["denominator"])  # fail now, not per round
 
 
 def _compute_catboost(obj, st, scores):
