@@ -41,14 +41,24 @@ def _finite_1d(values, name, n_rows, verb):
 def check_labels(labels, n_rows, integer=False, name="labels"):
     """Return ``labels`` as a contiguous 1-D float64 array of length ``n_rows``.
 
-    Labels must be finite and non-negative; with ``integer=True`` they must also be whole
-    numbers (graded relevance for gain tables). Errors name the first offending row.
+    Labels must be finite and non-negative, and either 0 or at least float64's smallest normal
+    number (``np.finfo(float).tiny``, about 2.2e-308): with ``gain="linear"`` a query whose best
+    label is subnormal has ``1/IDCG = inf``, so its lambdas would be inf/NaN. With ``integer=True``
+    they must also be whole numbers (graded relevance for gain tables). Errors name the first
+    offending row.
     """
     arr = _finite_1d(labels, name, n_rows, "contain")
     neg = arr < 0
     if neg.any():
         i = int(np.flatnonzero(neg)[0])
         raise ValueError(f"{name} must be non-negative, row {i} is {arr[i]!r}")
+    sub = (arr > 0) & (arr < np.finfo(FLOAT).tiny)
+    if sub.any():
+        i = int(np.flatnonzero(sub)[0])
+        raise ValueError(
+            f"{name} must be 0 or at least {np.finfo(FLOAT).tiny!r} (float64's smallest normal number), "
+            f"row {i} is {arr[i]!r}: a subnormal label makes 1/IDCG overflow; rescale the labels"
+        )
     if integer:
         frac = arr != np.floor(arr)
         if frac.any():

@@ -252,6 +252,9 @@ def test_return_pairs_consistent(metric):
         (dict(labels=[1.0, np.nan]), "non-finite"),
         (dict(labels=[1.0, -1.0]), "non-negative"),
         (dict(labels=[1.0, 0.5]), "integer"),
+        # 1/IDCG of a subnormal best label overflows: inf/NaN lambdas, so it is refused up front
+        (dict(labels=[0.0, 5e-324], gain="linear"), "subnormal"),
+        (dict(labels=[0.0, 1e-310], gain="linear", metric="ndcg_loss2"), "subnormal"),
         (dict(group_ptr=[0, 1]), "end at"),
         (dict(group_ptr=[0, 2, 1, 2]), "monotone"),
         (dict(labels=[1.0]), "length mismatch"),

@@ -117,6 +117,7 @@ def test_thread_count_does_not_change_values():
         (dict(labels=[np.nan, 0.0]), "non-finite"),
         (dict(labels=[-1.0, 0.0]), "non-negative"),
         (dict(labels=[1.5, 0.0]), "integer"),
+        (dict(labels=[5e-324, 0.0], gain="linear"), "subnormal"),
         (dict(labels=[1.0]), "length mismatch"),
         (dict(group_ptr=[0, 3]), "end at"),
         (dict(group_ptr=[1, 2]), "start at 0"),
