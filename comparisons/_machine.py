@@ -54,6 +54,27 @@ def progress(iterable, **kw):
     return tqdm(iterable, **kw)
 
 
+class _NoBar:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, n=1):
+        pass
+
+
+def progress_bar(total, **kw):
+    """A manually advanced ``tqdm(total=total, **kw)`` (a context manager with ``update(n)``), or a
+    silent stand-in without tqdm."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return _NoBar()
+    return tqdm(total=total, **kw)
+
+
 def log(message):
     """One log line that does not break an active tqdm progress bar."""
     try:

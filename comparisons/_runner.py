@@ -12,9 +12,10 @@ results travel back to this process, which writes the store).
 import multiprocessing
 import sys
 import time
+import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
-from ._machine import log, progress
+from ._machine import log, progress, progress_bar
 
 
 def run_isolated(func, *args, **kwargs):
@@ -29,8 +30,34 @@ def run_isolated(func, *args, **kwargs):
         return pool.submit(func, *args, **kwargs).result()
 
 
+def _run_batch(func, batch, args):
+    """``[(index, result)]`` of ``func`` on each ``(index, config)`` of ``batch`` in turn, and the
+    exception that stopped it (``None`` when every config finished): results computed before a
+    failure still reach the store."""
+    done = []
+    for i, cfg in batch:
+        try:
+            done.append((i, func(cfg, *args)))
+        except Exception as exc:  # noqa: BLE001 - handed back to the parent, which raises it
+            if hasattr(exc, "add_note"):  # the child's traceback would not survive pickling
+                exc.add_note(f"in the run of {cfg}:\n{traceback.format_exc()}")
+            return done, exc
+    return done, None
+
+
+def _batches(mine, configs, batch_by):
+    """``mine`` in batches of equal ``batch_by(config)`` (singletons without it), largest first, so
+    the longest batches start before the short ones fill the gaps."""
+    if batch_by is None:
+        return [[i] for i in mine]
+    groups = {}
+    for i in mine:
+        groups.setdefault(batch_by(configs[i]), []).append(i)
+    return sorted(groups.values(), key=len, reverse=True)
+
+
 def run_grid(configs, func, store, *, args=(), jobs=1, scheduler=None, force=False, desc="runs", meta=None,
-             on_result=None, poll_seconds=2.0, isolate=False):
+             on_result=None, poll_seconds=2.0, isolate=False, batch_by=None):
     """Results ``[(config, result)]`` for every config, computing only what the store lacks.
 
     Parameters
@@ -51,6 +78,11 @@ def run_grid(configs, func, store, *, args=(), jobs=1, scheduler=None, force=Fal
     isolate : bool
         Every cell in a fresh process (:func:`run_isolated`; with ``jobs > 1`` a pool whose workers
         each run one task, Python >= 3.11), e.g. when cells load different engines.
+    batch_by : callable, optional
+        ``batch_by(config)``: local runs compute the configs with one key in one process, one after
+        the other (each still stored as its own cell), so a process's start-up (imports, compiled
+        kernels, a loaded fold) is paid once per batch, not once per cell. With ``isolate`` the
+        key must keep engines that must not share a process apart. Dask runs ignore it.
     """
     results, todo, reused = {}, [], 0
     for i, cfg in enumerate(configs):
@@ -78,17 +110,28 @@ def run_grid(configs, func, store, *, args=(), jobs=1, scheduler=None, force=Fal
     try:
         if scheduler is not None:
             _run_dask(configs, func, args, mine, scheduler, finished, desc)
-        elif jobs <= 1 or (isolate and sys.version_info < (3, 11)):
-            call = run_isolated if isolate else (lambda f, *a: f(*a))
-            for i in progress(mine, desc=desc, disable=not mine):
-                finished(i, call(func, configs[i], *args))
         else:
-            ctx = multiprocessing.get_context("spawn")
-            once = {"max_tasks_per_child": 1} if isolate else {}
-            with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, **once) as pool:
-                futures = {pool.submit(func, configs[i], *args): i for i in mine}
-                for fut in progress(as_completed(futures), total=len(futures), desc=desc, disable=not mine):
-                    finished(futures[fut], fut.result())
+            batches = [[(i, configs[i]) for i in b] for b in _batches(mine, configs, batch_by)]
+            with progress_bar(len(mine), desc=desc, disable=not mine) as bar:
+                def collect(outcome):
+                    done, exc = outcome
+                    for i, res in done:
+                        finished(i, res)
+                    bar.update(len(done))
+                    if exc is not None:
+                        raise exc
+
+                if jobs <= 1 or (isolate and sys.version_info < (3, 11)):
+                    call = run_isolated if isolate else (lambda f, *a: f(*a))
+                    for batch in batches:
+                        collect(call(_run_batch, func, batch, args))
+                else:
+                    ctx = multiprocessing.get_context("spawn")
+                    once = {"max_tasks_per_child": 1} if isolate else {}
+                    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, **once) as pool:
+                        futures = [pool.submit(_run_batch, func, batch, args) for batch in batches]
+                        for fut in as_completed(futures):
+                            collect(fut.result())
     finally:
         for i in mine:
             if i not in results:

@@ -291,7 +291,8 @@ def run(a):
             f"{np.mean(res['test']['ndcg@10']):.4f} (vali {res['vali_ndcg@10']:.4f}, {res['seconds']:.0f} s)")
 
     results = run_grid(tasks, one_task, store, jobs=a.jobs, scheduler=a.scheduler, force=a.force, desc="quality",
-                       meta={"machine": machine_record()}, on_result=done, isolate=True)
+                       meta={"machine": machine_record()}, on_result=done, isolate=True,
+                       batch_by=lambda c: (c["data"], c["fold"], c["engine"]))
     rows = summarise(results)
     wall = time.perf_counter() - t0
     head = (f"Test metrics ×100, mean over folds of the per-query means (95 % t intervals over the pooled test "

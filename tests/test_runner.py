@@ -35,6 +35,33 @@ def test_serial_pool_and_resume_compute_each_cell_once(tmp_path):
     assert _computed(marks) == [0, 0, 1, 1, 2, 3, 4, 5]
 
 
+def fail_on_three(cfg, marks):
+    if cfg["x"] == 3:
+        raise RuntimeError("cell 3 failed")
+    return square(cfg, marks)
+
+
+def test_batches_share_a_process_store_cells_singly_and_keep_results_before_a_failure(tmp_path):
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    store = RunStore(tmp_path / "runs", "t")
+    grid = [{"x": i} for i in range(6)]
+    got = run_grid(grid, square, store, args=(str(marks),), jobs=2, isolate=True, batch_by=lambda c: c["x"] % 2)
+    assert [r["y"] for _, r in got] == [i * i for i in range(6)]
+    pids = {}
+    for p in Path(marks).iterdir():
+        x, pid = p.name.split("-")[:2]
+        pids.setdefault(int(x) % 2, set()).add(pid)
+    assert all(len(v) == 1 for v in pids.values()) and pids[0] != pids[1]  # one process per batch
+    assert all(store.load(c) == {"y": c["x"] ** 2} for c in grid)  # each cell stored on its own
+    store2 = RunStore(tmp_path / "runs2", "t")
+    with pytest.raises(RuntimeError, match="cell 3 failed"):
+        run_grid(grid, fail_on_three, store2, args=(str(marks),), isolate=True, batch_by=lambda c: 0)
+    assert [store2.load(c) is not None for c in grid] == [True, True, True, False, False, False]
+    again = run_grid(grid[:3], fail_on_three, store2, args=(str(marks),))
+    assert [r["y"] for _, r in again] == [0, 1, 4]
+
+
 def test_reuse_is_reported(tmp_path, capsys):
     marks = tmp_path / "marks"
     marks.mkdir()
