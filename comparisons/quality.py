@@ -33,13 +33,14 @@ METRICS = ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "err@10", "map@10")
 #: (engine, name) -> how to train it: ("native", params) or ("ours", objective, options)
 SYSTEMS = {
     ("lightgbm", "native lambdarank"): ("native", {"objective": "lambdarank"}),
-    ("lightgbm", "native lambdarank, truncation 10"): ("native", {"objective": "lambdarank",
+    ("lightgbm", "native lambdarank (truncation 10)"): ("native", {"objective": "lambdarank",
                                                                   "lambdarank_truncation_level": 10}),
-    ("lightgbm", "native lambdarank, no norm"): ("native", {"objective": "lambdarank", "lambdarank_norm": False}),
+    ("lightgbm", "native lambdarank (no norm)"): ("native", {"objective": "lambdarank", "lambdarank_norm": False}),
     ("lightgbm", "native rank_xendcg"): ("native", {"objective": "rank_xendcg"}),
     ("lightgbm", "ours ndcg"): ("ours", "ndcg", {}),
+    ("lightgbm", "ours ndcg (lambdarank norm)"): ("ours", "ndcg", {"normalize": "lambdarank"}),
     ("lightgbm", "ours ndcg@10"): ("ours", "ndcg@10", {}),
-    ("lightgbm", "ours ndcg@10, lambdarank norm"): ("ours", "ndcg@10", {"normalize": "lambdarank"}),
+    ("lightgbm", "ours ndcg@10 (lambdarank norm)"): ("ours", "ndcg@10", {"normalize": "lambdarank"}),
     ("lightgbm", "ours err@10"): ("ours", "err@10", {}),
     ("lightgbm", "ours map@10"): ("ours", "map@10", {}),
     ("lightgbm", "ours ndcg_loss2@10"): ("ours", "ndcg_loss2@10", {}),
@@ -47,8 +48,10 @@ SYSTEMS = {
     ("lightgbm", "ours xendcg"): ("ours", "xendcg", {}),
     ("xgboost", "native rank:ndcg"): ("native", {"objective": "rank:ndcg"}),
     ("xgboost", "native rank:pairwise"): ("native", {"objective": "rank:pairwise"}),
+    ("xgboost", "ours ndcg"): ("ours", "ndcg", {}),
+    ("xgboost", "ours ndcg (lambdarank norm)"): ("ours", "ndcg", {"normalize": "lambdarank"}),
     ("xgboost", "ours ndcg@10"): ("ours", "ndcg@10", {}),
-    ("xgboost", "ours ndcg@10, lambdarank norm"): ("ours", "ndcg@10", {"normalize": "lambdarank"}),
+    ("xgboost", "ours ndcg@10 (lambdarank norm)"): ("ours", "ndcg@10", {"normalize": "lambdarank"}),
     ("xgboost", "ours ndcg_loss2pp@10"): ("ours", "ndcg_loss2pp@10", {}),
     ("xgboost", "ours xendcg"): ("ours", "xendcg", {}),
     ("catboost", "native LambdaMart NDCG"): ("native", {"loss_function": "LambdaMart:metric=NDCG"}),
@@ -61,7 +64,7 @@ ENGINES = ("lightgbm", "xgboost", "catboost")
 GRID = {"full": {"leaves": (15, 63), "lr": (0.1,), "min_data": (20,)},
         "quick": {"leaves": (31,), "lr": (0.1,), "min_data": (20,)}}
 #: the systems run by default: each engine's natives and our main objectives (``--objectives`` adds the rest)
-DEFAULT_SYSTEMS = ("native lambdarank", "native rank_xendcg", "ours ndcg@10", "ours ndcg@10, lambdarank norm",
+DEFAULT_SYSTEMS = ("native lambdarank", "native rank_xendcg", "ours ndcg@10", "ours ndcg@10 (lambdarank norm)",
                    "ours ndcg_loss2pp@10", "ours xendcg", "native rank:ndcg", "native rank:pairwise",
                    "native LambdaMart NDCG", "native YetiRank")
 

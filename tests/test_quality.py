@@ -71,3 +71,12 @@ def test_missing_folds_validation_file_or_engine_is_named(tmp_path, letor_folder
     monkeypatch.setattr(quality.importlib.util, "find_spec", lambda n: None if n == "xgboost" else real(n))
     assert main(["quality", "--data", str(letor_folder), "--engines", "xgboost", "--out", str(tmp_path / "o")]) == 2
     assert "'xgboost' is not installed" in capsys.readouterr().err
+
+
+def test_every_system_name_can_be_given_to_objectives():
+    # --objectives is a comma list: a name with a comma in it could never be selected
+    from comparisons._cli import csv_arg
+
+    parse = csv_arg(quality.OBJECTIVE_NAMES)
+    assert parse(",".join(quality.OBJECTIVE_NAMES)) == quality.OBJECTIVE_NAMES
+    assert set(quality.DEFAULT_SYSTEMS) <= set(quality.OBJECTIVE_NAMES)
