@@ -174,6 +174,12 @@ def _catboost_fit(cb, X, y, group_id, baseline, loss_function, depth, method, l2
     return np.asarray(model.predict(X, prediction_type="RawFormulaVal"), dtype=FLOAT)
 
 
+def _centred_leaves(cb, X, y, group_id, baseline, loss_function, depth, method, l2, params, m):
+    """The first ``m`` documents' leaf values minus the ballast's (the last rows): the centring undone."""
+    v = _catboost_fit(cb, X, y, group_id, baseline, loss_function, depth, method, l2, params, check_leaves=True)
+    return v[:m] - v[m]
+
+
 def probe_catboost(scores, labels, group_ptr, loss_function="LambdaMart:metric=NDCG", params=None,
                    return_pair_weights=False):
     r"""CatBoost's own first and second derivatives of ``loss_function`` at ``scores``, per document.
@@ -259,15 +265,12 @@ def probe_catboost(scores, labels, group_ptr, loss_function="LambdaMart:metric=N
         # because CatBoost holds l2_leaf_reg in float32 (1e-3 would be read as 1e-3·(1 + 4.7e-8))
         lam = 2.0 ** -10
 
-        def leaves(method, l2):
-            v = _catboost_fit(cb, X, yb, gid, sb, loss_function, depth, method, l2, params, check_leaves=True)
-            return v[:m] - v[m]
-
-        r0, r1 = leaves("Newton", 0.0), leaves("Newton", lam)
+        fit = (cb, X, yb, gid, sb, loss_function, depth)
+        r0, r1 = _centred_leaves(*fit, "Newton", 0.0, params, m), _centred_leaves(*fit, "Newton", lam, params, m)
         with np.errstate(divide="ignore", invalid="ignore"):
             d1 = np.where(r0 != 0, lam * r0 * r1 / (r0 - r1), 0.0)
             der1[a:b] = d1
             der2[a:b] = np.where(d1 != 0, -d1 / r0, np.nan)
             if return_pair_weights:
-                weights[a:b] = np.where(d1 != 0, d1 / leaves("Gradient", 0.0), np.nan)
+                weights[a:b] = np.where(d1 != 0, d1 / _centred_leaves(*fit, "Gradient", 0.0, params, m), np.nan)
     return (der1, der2, weights) if return_pair_weights else (der1, der2)
