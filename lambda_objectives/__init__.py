@@ -72,6 +72,7 @@ from .adapters import (  # noqa: E402
     LightGBMObjective,
     XGBLambdaRanker,
     XGBoostObjective,
+    catboost_metric,
     lightgbm_metric,
     xgboost_early_stopping,
     xgboost_metric,
@@ -83,6 +84,7 @@ __all__ += [
     "LightGBMObjective",
     "XGBLambdaRanker",
     "XGBoostObjective",
+    "catboost_metric",
     "compare_gradients",
     "lightgbm_metric",
     "probe_catboost",
@@ -97,11 +99,15 @@ from .catboost_gradients import (  # noqa: E402
     catboost_comparison_rows,
     catboost_lambdamart_gradients,
     catboost_loss_function,
+    catboost_pairlogit_row,
     catboost_validation_rows,
+    catboost_yetirank_expected_gradients,
+    catboost_yetirank_row,
 )
 
 __all__ += ["catboost_comparison_rows", "catboost_lambdamart_gradients", "catboost_loss_function",
-            "catboost_validation_rows"]
+            "catboost_pairlogit_row", "catboost_validation_rows", "catboost_yetirank_expected_gradients",
+            "catboost_yetirank_row"]
 
 # --- beyond ---
 from .combine import best_linear_combination  # noqa: E402

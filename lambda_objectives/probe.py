@@ -151,24 +151,79 @@ def compare_gradients(grad_a, hess_a, grad_b, hess_b, rtol=1e-6, atol=1e-9):
     }
 
 
-def probe_catboost(scores, labels, group_ptr, loss_function="LambdaMart:metric=NDCG", params=None):
-    """CatBoost's own first and second derivatives of ``loss_function`` at ``scores``, per document.
+#: CatBoost losses whose derivatives are sums over pairs (``EErrorType::PairwiseError``): their
+#: leaves are centred and their ``Gradient`` steps divided by pair weights, see :func:`probe_catboost`
+_CATBOOST_PAIRWISE = ("PairLogit", "YetiRank")
+
+
+def _catboost_fit(cb, X, y, group_id, baseline, loss_function, depth, method, l2, params, check_leaves=False):
+    p = {"loss_function": loss_function, "iterations": 1, "depth": depth, "learning_rate": 1.0,
+         "l2_leaf_reg": l2, "leaf_estimation_method": method, "leaf_estimation_iterations": 1,
+         "random_strength": 0.0, "bootstrap_type": "No", "boost_from_average": False,
+         "verbose": False, "thread_count": 1, "allow_writing_files": False}
+    if loss_function.split(":")[0] == "YetiRank":
+        del p["leaf_estimation_method"]  # CatBoost refuses to be told; it uses Newton
+    p.update(params or {})
+    model = cb.CatBoost(p)
+    model.fit(cb.Pool(X, y, group_id=group_id, baseline=baseline))
+    # a split can lose score (l2 > 0, or documents with equal steps): then CatBoost grows fewer levels
+    # and documents share a leaf, whose value is theirs no more
+    if check_leaves and np.unique(model.calc_leaf_indexes(cb.Pool(X))).size < np.unique(X, axis=0).shape[0]:
+        raise ValueError(f"CatBoost put several documents in one leaf ({loss_function}, l2_leaf_reg={l2}); "
+                         "their derivatives cannot be read off")
+    return np.asarray(model.predict(X, prediction_type="RawFormulaVal"), dtype=FLOAT)
+
+
+def _centred_leaves(cb, X, y, group_id, baseline, loss_function, depth, method, l2, params, m):
+    """The first ``m`` documents' leaf values minus the ballast's (the last rows): the centring undone."""
+    v = _catboost_fit(cb, X, y, group_id, baseline, loss_function, depth, method, l2, params, check_leaves=True)
+    return v[:m] - v[m]
+
+
+def probe_catboost(scores, labels, group_ptr, loss_function="LambdaMart:metric=NDCG", params=None,
+                   return_pair_weights=False):
+    r"""CatBoost's own first and second derivatives of ``loss_function`` at ``scores``, per document.
 
     CatBoost cannot take a Python ranking objective and exposes no derivatives, so they are read off
     one-iteration models: per query, the documents' indices as ``ceil(log2 n)`` binary features, a
-    symmetric tree of that depth (one document per leaf), ``learning_rate=1``, ``l2_leaf_reg=0``,
-    ``random_strength=0``, no bootstrap, ``scores`` as the ``baseline`` and one leaf-estimation step.
-    With ``leaf_estimation_method="Gradient"`` a leaf holds ``der1`` (CatBoost's first derivative,
-    whatever its sign convention); with ``"Newton"`` it holds ``der1 / (−der2)``, which gives
-    ``der2``. CatBoost stores leaf values in double precision: both are recovered to about 1e-8
-    relative (the tests check ``QueryRMSE``, whose derivatives are known in closed form).
+    symmetric tree of that depth (one document per leaf), ``learning_rate=1``, ``random_strength=0``,
+    no bootstrap, ``scores`` as the ``baseline`` and one leaf-estimation step.
+
+    * Pointwise and query-wise losses (``QueryRMSE``, ``LambdaMart``...), ``l2_leaf_reg=0``: a
+      ``Gradient`` leaf holds ``der1`` and a ``Newton`` leaf ``der1 / (−der2)``.
+    * Pairwise losses (``PairLogit``, ``YetiRank``): CatBoost subtracts from every leaf the
+      document-weighted mean leaf value (the loss is blind to a shift of a query's scores), and
+      divides a ``Gradient`` step by the document's summed pair weights, not by its weight; YetiRank
+      allows only ``Newton``. So a two-document ballast query (targets 1 and 0) is added in a leaf
+      of its own: its derivatives cancel, so its leaf holds minus the centring constant. Two
+      ``Newton`` fits, with ``l2_leaf_reg`` 0 and :math:`\lambda` (CatBoost adds :math:`\lambda`
+      times the mean document weight, 1 here, to ``−der2``), give leaves :math:`r_0 = d_1/(-d_2)`
+      and :math:`r_\lambda = d_1/(-d_2 + \lambda)`, hence
+      :math:`d_1 = \lambda r_0 r_\lambda / (r_0 - r_\lambda)` and :math:`d_2 = -d_1 / r_0`.
+
+    CatBoost stores leaf values in double precision: both are recovered to about 1e-8 relative or
+    better (the tests check ``QueryRMSE`` and ``PairLogit`` in closed form).
+
+    Parameters
+    ----------
+    scores, labels : array-like (n,)
+    group_ptr : array-like (n_queries + 1,)
+    loss_function : str
+        A CatBoost ``loss_function`` string.
+    params : dict, optional
+        Extra CatBoost parameters (e.g. ``random_seed`` for ``YetiRank``).
+    return_pair_weights : bool
+        ``PairLogit`` only: also return each document's summed pair weights (what CatBoost divides a
+        ``Gradient`` step by), read off a third, ``Gradient``, fit: ``w = der1 / leaf``.
 
     Returns
     -------
     der1, der2 : float64 arrays (n,)
-        CatBoost's convention: for ``QueryRMSE`` ``der1 = −∂L/∂s`` and ``der2 = −∂²L/∂s²``. NaN for
-        ``der2`` where ``der1`` is 0 (a document with no force cannot be divided out), and for queries
-        of one document or of one label (CatBoost refuses to train on equal targets).
+        CatBoost's convention: for ``QueryRMSE`` and ``PairLogit`` ``der1 = −∂L/∂s`` and
+        ``der2 = −∂²L/∂s²``. NaN for ``der2`` where ``der1`` is 0 (a document with no force cannot be
+        divided out), and for queries of one document or of one label (CatBoost refuses equal targets).
+    pair_weights : float64 array (n,)
+        Only with ``return_pair_weights=True``; NaN where ``der1`` is 0.
     """
     cb = require("catboost")
 
@@ -178,31 +233,44 @@ def probe_catboost(scores, labels, group_ptr, loss_function="LambdaMart:metric=N
     if s.shape[0] != n:
         raise ValueError(f"scores has {s.shape[0]} rows, labels {n}")
     ptr = check_group_ptr(group_ptr, n)
+    name = loss_function.split(":")[0]
+    pairwise = name in _CATBOOST_PAIRWISE
+    if return_pair_weights and name != "PairLogit":
+        raise ValueError(f"return_pair_weights needs loss_function PairLogit (Gradient leaves), got {name!r}")
     der1 = np.full(n, np.nan)
     der2 = np.full(n, np.nan)
+    weights = np.full(n, np.nan)
     for a, b in zip(ptr[:-1], ptr[1:]):
         m = b - a
         if m < 2 or np.all(y[a:b] == y[a]):
             continue  # CatBoost refuses a data set whose targets are all equal
         if m > 4096:
             raise ValueError(f"a query of {m} documents is too long for the probe (one leaf per document)")
-        depth = int(np.ceil(np.log2(m)))
+        depth = int(np.ceil(np.log2(m + 1 if pairwise else m)))
         if depth > 16:
             raise ValueError("CatBoost's symmetric trees are at most 16 deep")
-        X = ((np.arange(m)[:, None] >> np.arange(depth)) & 1).astype(FLOAT)
-        pool = cb.Pool(X, y[a:b], group_id=np.zeros(m, dtype=np.int64), baseline=s[a:b])
-        leaves = []
-        for method in ("Gradient", "Newton"):
-            p = {"loss_function": loss_function, "iterations": 1, "depth": depth, "learning_rate": 1.0,
-                 "l2_leaf_reg": 0.0, "leaf_estimation_method": method, "leaf_estimation_iterations": 1,
-                 "random_strength": 0.0, "bootstrap_type": "No", "boost_from_average": False,
-                 "verbose": False, "thread_count": 1, "allow_writing_files": False}
-            p.update(params or {})
-            model = cb.CatBoost(p)
-            model.fit(pool)
-            leaves.append(np.asarray(model.predict(X, prediction_type="RawFormulaVal"), dtype=FLOAT))
-        d1, newton = leaves
-        der1[a:b] = d1
+        codes = np.r_[np.arange(m), m, m] if pairwise else np.arange(m)
+        X = ((codes[:, None] >> np.arange(depth)) & 1).astype(FLOAT)
+        if not pairwise:
+            fit = [_catboost_fit(cb, X, y[a:b], np.zeros(m, dtype=np.int64), s[a:b], loss_function, depth,
+                                 method, 0.0, params) for method in ("Gradient", "Newton")]
+            d1, newton = fit
+            der1[a:b] = d1
+            with np.errstate(divide="ignore", invalid="ignore"):
+                der2[a:b] = np.where(d1 != 0, -d1 / newton, np.nan)
+            continue
+        yb, sb, gid = np.r_[y[a:b], 1.0, 0.0], np.r_[s[a:b], 0.0, 0.0], np.r_[np.zeros(m), 1, 1].astype(np.int64)
+        # small, so that the split scores (which CatBoost also regularises) still isolate every
+        # document (r0 − rλ then loses log10(1 + |der2|/λ) of the leaves' 16 digits); a power of two,
+        # because CatBoost holds l2_leaf_reg in float32 (1e-3 would be read as 1e-3·(1 + 4.7e-8))
+        lam = 2.0 ** -10
+
+        fit = (cb, X, yb, gid, sb, loss_function, depth)
+        r0, r1 = _centred_leaves(*fit, "Newton", 0.0, params, m), _centred_leaves(*fit, "Newton", lam, params, m)
         with np.errstate(divide="ignore", invalid="ignore"):
-            der2[a:b] = np.where(d1 != 0, -d1 / newton, np.nan)
-    return der1, der2
+            d1 = np.where(r0 != 0, lam * r0 * r1 / (r0 - r1), 0.0)
+            der1[a:b] = d1
+            der2[a:b] = np.where(d1 != 0, -d1 / r0, np.nan)
+            if return_pair_weights:
+                weights[a:b] = np.where(d1 != 0, d1 / _centred_leaves(*fit, "Gradient", 0.0, params, m), np.nan)
+    return (der1, der2, weights) if return_pair_weights else (der1, der2)

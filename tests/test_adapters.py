@@ -477,3 +477,61 @@ def test_preset_catboost_is_catboosts_lambdamart_and_trains_lightgbm():
                         lgb.Dataset(d.X, d.y, group=d.group), 20)
     assert mean_metric(booster.predict(d.X), d.y, d.group_ptr, "ndcg@10") > \
         mean_metric(np.zeros(d.y.size), d.y, d.group_ptr, "ndcg@10") + 0.05
+
+
+# --- CatBoost eval metric ---------------------------------------------------------------------
+def _catboost():
+    return pytest.importorskip("catboost", reason="catboost is not installed (pip install 'lambda_objectives[catboost]')")
+
+
+def _pool(cb, X, y, ptr):
+    return cb.Pool(X, y, group_id=np.repeat(np.arange(len(ptr) - 1), np.diff(ptr)))
+
+
+def test_catboost_metric_is_catboosts_ndcg_and_early_stopping_uses_it(mq2008):
+    cb = _catboost()
+    from lambda_objectives import catboost_metric, metric_values
+
+    (X, y, ptr), (Xt, yt, ptrt) = mq2008
+    train, valid = _pool(cb, X, y, ptr), _pool(cb, Xt, yt, ptrt)
+    ours = catboost_metric("ndcg@10", [train, valid], ties="pessimistic")
+    model = cb.CatBoost({"loss_function": "YetiRank", "iterations": 200, "learning_rate": 0.3, "random_seed": 0,
+                         "verbose": False, "thread_count": 1, "allow_writing_files": False, "eval_metric": ours,
+                         "custom_metric": ["NDCG:top=10;type=Exp"]})
+    model.fit(train, eval_set=valid, early_stopping_rounds=10)
+    got = model.get_evals_result()["validation"]
+    ndcg = np.array(got["CatBoostEval"])
+    # CatBoost's NDCG: exponential gain, 1 for a query with no relevant document, ties lower label first
+    np.testing.assert_allclose(ndcg, got["NDCG:top=10;type=Exp"], rtol=1e-12)
+    assert model.get_best_iteration() == int(np.argmax(ndcg))
+    assert len(ndcg) == model.get_best_iteration() + 11  # stopped by our metric, 10 rounds after its best
+    s = model.predict(Xt, prediction_type="RawFormulaVal")
+    order = np.lexsort((yt, np.repeat(np.arange(len(ptrt) - 1), np.diff(ptrt))))
+    assert ndcg[model.get_best_iteration()] == pytest.approx(metric_values(s[order], yt[order], ptrt, "ndcg", 10).mean(),
+                                                             rel=1e-12)
+    stable = catboost_metric("ndcg@10", [(yt, ptrt)])
+    assert stable.evaluate([s], yt, None)[0] == pytest.approx(metric_values(s, yt, ptrt, "ndcg", 10).mean(), rel=1e-12)
+
+
+def test_catboost_metric_refuses_data_it_was_not_bound_to():
+    cb = _catboost()
+    from lambda_objectives import catboost_metric
+
+    y, ptr = np.array([1.0, 0, 2, 0, 1]), np.array([0, 2, 5])
+    m = catboost_metric("ndcg@3", [(y, ptr)])
+    with pytest.raises(ValueError, match="match none of the 1 bound"):
+        m.evaluate([np.zeros(5)], np.array([0.0, 1, 2, 0, 1]), None)
+    with pytest.raises(ValueError, match="match none"):
+        m.evaluate([np.zeros(4)], y[:4], None)
+    twice = catboost_metric("ndcg@3", [(y, ptr), (y, [0, 3, 5])])
+    with pytest.raises(ValueError, match="different query groups"):
+        twice.evaluate([np.zeros(5)], y, None)
+    with pytest.raises(ValueError, match="weighted"):
+        m.evaluate([np.zeros(5)], y, np.full(5, 2.0))
+    with pytest.raises(ValueError, match="no group_id"):
+        catboost_metric("ndcg@3", [cb.Pool(np.zeros((5, 1)), y)])
+    with pytest.raises(ValueError, match="ties"):
+        catboost_metric("ndcg@3", [(y, ptr)], ties="random")
+    with pytest.raises(ValueError, match="eval metric must be one of"):
+        catboost_metric("dcg@3", [(y, ptr)])
+    assert m.is_max_optimal() and m.get_final_error(*m.evaluate([np.array([0.5, 0.1, 3, 0, 1])], y, None)) == 1.0

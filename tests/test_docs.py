@@ -2,7 +2,8 @@
 
 A snippet whose first line is ``# needs: shared data`` runs from the real data folder (so paths
 such as ``MQ2008/Fold1/train.txt`` resolve) and skips when it is absent; every other snippet
-runs in an empty temporary folder and must be self-contained.
+runs in an empty temporary folder and must be self-contained. A snippet that imports an optional
+extra's package (CatBoost, say) skips, naming it, when that package is not installed.
 """
 
 import os
@@ -12,6 +13,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+#: the optional extras' packages: a snippet that imports one skips when it is absent
+OPTIONAL = {"lightgbm", "xgboost", "catboost", "dask", "distributed", "matplotlib", "tqdm"}
 _BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 
@@ -33,6 +36,10 @@ def test_snippet_runs_as_written(path, line, code, tmp_path, shared_data_or_none
     monkeypatch.chdir(where)
     try:
         exec(compile(code, f"{path}:{line}", "exec"), {"__name__": "__snippet__"})
+    except ModuleNotFoundError as exc:
+        if exc.name in OPTIONAL:
+            pytest.skip(f"{path.name}:{line} needs {exc.name} (an optional extra), which is not installed")
+        raise AssertionError(f"the snippet at {path.relative_to(ROOT)} line {line} fails: {exc}") from exc
     except Exception as exc:
         raise AssertionError(f"the snippet at {path.relative_to(ROOT)} line {line} fails: "
                              f"{type(exc).__name__}: {exc}") from exc

@@ -111,3 +111,49 @@ def test_catboost_lambdamart_ndcg_is_our_linear_gain_lambda_and_mrr_differs_as_d
     np.testing.assert_allclose(d1, [-0.5 * rho02, -2 / 3 * rho12, 0.5 * rho02 + 2 / 3 * rho12], rtol=1e-6)
     g, _ = lambda_gradients(s, y, [0, 3], "mrr")
     np.testing.assert_allclose(g, [-0.5 * rho02, -0.5 * rho12, 0.5 * rho02 + 0.5 * rho12], rtol=1e-12)
+
+
+def test_catboost_probe_reads_pairlogit_and_its_pairs_by_hand():
+    _catboost()
+    from lambda_objectives import probe_catboost
+
+    # one query of 3 documents: pairs (0 over 1), (0 over 2), (2 over 1), weight 1 each; CatBoost's
+    # der1 = −∂L/∂s and der2 = −∂²L/∂s² of L = Σ log(1 + exp(−(s_hi − s_lo)))
+    s, y = np.array([0.5, -0.25, 0.75]), np.array([2.0, 0.0, 1.0])  # float32-exact scores
+    p01, p02, p21 = (1.0 / (1.0 + np.exp(d)) for d in (0.75, -0.25, 1.0))
+    want1 = [p01 + p02, -p01 - p21, p21 - p02]
+    want2 = [-p01 * (1 - p01) - p02 * (1 - p02), -p01 * (1 - p01) - p21 * (1 - p21), -p02 * (1 - p02) - p21 * (1 - p21)]
+    d1, d2, w = probe_catboost(s, y, [0, 3], "PairLogit", return_pair_weights=True)
+    np.testing.assert_allclose(d1, want1, rtol=1e-10)
+    np.testing.assert_allclose(d2, want2, rtol=1e-10)
+    np.testing.assert_allclose(w, [2, 2, 2], rtol=1e-10)
+    # ties in a 4-document query: no pair between the two label-1 documents, so doc 3 has 1 pair
+    d1, _, w = probe_catboost([0.5, -0.25, 0.75, 0.0], [2.0, 1.0, 0.0, 1.0], [0, 4], "PairLogit",
+                              return_pair_weights=True)
+    np.testing.assert_allclose(w, [3, 2, 3, 2], rtol=1e-10)
+    assert abs(d1.sum()) < 1e-12  # every pair moves its two documents by opposite amounts
+
+
+def test_catboost_probe_reads_yetirank_on_two_documents_by_hand():
+    _catboost()
+    from lambda_objectives import probe_catboost
+
+    # two documents are always neighbours: YetiRank's pair weight is 0.15·|Δy| whatever the noise
+    s, y = np.array([0.25, 1.0]), np.array([3.0, 1.0])
+    p = 1.0 / (1.0 + np.exp(s[0] - s[1]))
+    # CatBoost sums the 10 permutations' float32 weights in float32, then divides by 10 in float32
+    w = np.float32(0.0)
+    for _ in range(10):
+        w = np.float32(w + np.float32(0.15 * 2))
+    w = float(np.float32(w / np.float32(10)))
+    d1, d2 = probe_catboost(s, y, [0, 2], "YetiRank", params={"random_seed": 7})
+    np.testing.assert_allclose(d1, [w * p, -w * p], rtol=1e-9)
+    np.testing.assert_allclose(d2, [-w * p * (1 - p)] * 2, rtol=1e-9)
+
+
+def test_catboost_probe_pair_weights_only_for_pairlogit():
+    _catboost()
+    from lambda_objectives import probe_catboost
+
+    with pytest.raises(ValueError, match="PairLogit"):
+        probe_catboost([0.0, 1.0], [1.0, 0.0], [0, 2], "QueryRMSE", return_pair_weights=True)

@@ -1,8 +1,9 @@
-"""Engine adapters: LambdaMART objectives and ranking eval metrics as LightGBM / XGBoost callables.
+"""Engine adapters: LambdaMART objectives and ranking eval metrics as LightGBM / XGBoost callables
+(and CatBoost eval metric objects).
 
 * :class:`LightGBMObjective` (``lgb.train`` and ``lgb.LGBMRanker``), :mod:`.lightgbm`;
 * :class:`XGBoostObjective`, :class:`XGBLambdaRanker`, :func:`xgboost_early_stopping`, :mod:`.xgboost`;
-* :func:`lightgbm_metric` / :func:`xgboost_metric`, :mod:`.eval_metrics`;
+* :func:`lightgbm_metric` / :func:`xgboost_metric` / :func:`catboost_metric`, :mod:`.eval_metrics`;
 * gradient back ends by ``preset`` (exact lambdas, LightGBM, XGBoost), :mod:`.presets`;
 * the shared data-set cache and Hessian check, :mod:`._base`.
 
@@ -10,7 +11,7 @@ Gradients are written into buffers allocated once per data set and returned as f
 """
 
 from ._base import HessianWarning
-from .eval_metrics import lightgbm_metric, xgboost_metric
+from .eval_metrics import catboost_metric, lightgbm_metric, xgboost_metric
 from .lightgbm import LightGBMObjective
 from .xgboost import XGBLambdaRanker, XGBoostObjective, xgboost_early_stopping
 
@@ -19,6 +20,7 @@ __all__ = [
     "LightGBMObjective",
     "XGBoostObjective",
     "XGBLambdaRanker",
+    "catboost_metric",
     "lightgbm_metric",
     "xgboost_early_stopping",
     "xgboost_metric",

@@ -1,4 +1,5 @@
-"""Ranking eval metrics (NDCG@k, ERR@k, MAP@k, MRR@k) as LightGBM and XGBoost eval callables.
+"""Ranking eval metrics (NDCG@k, ERR@k, MAP@k, MRR@k) as LightGBM and XGBoost eval callables and
+CatBoost ``eval_metric`` objects.
 
 Values come from :func:`lambda_objectives.metric_values`; nothing here computes a metric.
 """
@@ -7,11 +8,11 @@ import numpy as np
 
 from .. import _registry as reg
 from .._config import FLOAT, PTR
-from ..groups import sizes_to_ptr
+from ..groups import check_group_ptr, sizes_to_ptr
 from ..metrics import metric_values, parse_metric, resolve_convention
 from ._base import MISSING
 
-__all__ = ["lightgbm_metric", "xgboost_metric"]
+__all__ = ["catboost_metric", "lightgbm_metric", "xgboost_metric"]
 
 
 #: the metrics an engine can evaluate with: every registry metric but DCG (not comparable across queries)
@@ -108,3 +109,105 @@ def xgboost_metric(spec, max_label=None, threshold=0.0, convention=None):
     ``maximize=True`` to ``xgb.train``, or use :func:`xgboost_early_stopping`.
     """
     return XGBoostEval(spec, max_label, threshold, convention)
+
+
+#: how documents with equal scores are ordered before a metric is computed
+_TIES = ("stable", "pessimistic")
+
+
+class CatBoostEval(EvalMetric):
+    """A CatBoost ``eval_metric`` object bound to the query structure of the data sets it will see.
+
+    CatBoost calls ``evaluate(approxes, target, weight)`` once per data set and iteration with no
+    group ids (catboost/catboost#1777: "not possible now and not planned"), so the groups are taken
+    from the bound data sets, and a call is matched to the one whose labels equal ``target``
+    (float32, CatBoost's label precision); a call matching none, or several with different groups,
+    raises instead of guessing.
+    """
+
+    def __init__(self, spec, datasets, max_label=None, threshold=0.0, convention=None, ties="stable"):
+        super().__init__(spec, max_label, threshold, convention)
+        if ties not in _TIES:
+            raise ValueError(f"ties must be one of {_TIES}, got {ties!r}")
+        self.ties = ties
+        if isinstance(datasets, tuple) and len(datasets) == 2 and not _is_pool(datasets[0]):
+            datasets = [datasets]  # one (labels, group_ptr) pair
+        self._sets = [_labels_and_ptr(d) for d in datasets]
+        if not self._sets:
+            raise ValueError(f"{self.name}: bind at least one data set (a catboost.Pool with group_id, or "
+                             "(labels, group_ptr))")
+
+    def is_max_optimal(self):
+        return True
+
+    def get_final_error(self, error, weight):
+        return error / weight if weight > 0 else 0.0
+
+    def evaluate(self, approxes, target, weight):
+        if len(approxes) != 1:
+            raise ValueError(f"{self.name}: a ranking metric takes one approx dimension, CatBoost passed {len(approxes)}")
+        scores = np.asarray(approxes[0], dtype=FLOAT)
+        labels = np.asarray(target, dtype=FLOAT)
+        if weight is not None and np.any(np.asarray(weight) != 1):
+            raise ValueError(f"{self.name}: weighted evaluation data is not supported (CatBoost's ranking "
+                             "metrics weight queries by group weight; this metric averages queries)")
+        ptr = self._match(labels)
+        if self.ties == "pessimistic":
+            # CatBoost's own NDCG/DCG rank equal scores lower label first (doc_comparator.h); a stable
+            # sort by score after ordering each query by label ascending does the same
+            order = np.lexsort((labels, np.repeat(np.arange(ptr.size - 1), np.diff(ptr))))
+            scores, labels = scores[order], labels[order]
+        return self._value(scores, labels, ptr), 1.0
+
+    def _match(self, labels):
+        key = labels.astype(np.float32)
+        found = [ptr for y, ptr in self._sets if y.shape == key.shape and np.array_equal(y, key)]
+        if not found:
+            raise ValueError(f"{self.name}: CatBoost evaluated {labels.size} documents whose labels match none of "
+                             f"the {len(self._sets)} bound data sets; bind every set CatBoost evaluates (the "
+                             "training pool too: CatBoost evaluates eval metrics on it as well)")
+        if any(p.shape != found[0].shape or np.any(p != found[0]) for p in found[1:]):
+            raise ValueError(f"{self.name}: {len(found)} bound data sets have these labels but different query "
+                             "groups; the one being evaluated cannot be told apart")
+        return found[0]
+
+
+def _is_pool(obj):
+    return type(obj).__name__ == "Pool" and hasattr(obj, "get_group_id_hash")
+
+
+def _labels_and_ptr(data):
+    if _is_pool(data):
+        labels, groups = data.get_label(), data.get_group_id_hash()
+        if groups is None:
+            raise ValueError("the catboost.Pool has no group_id: a ranking metric needs query groups")
+        groups = np.asarray(groups)
+        ptr = np.r_[0, np.flatnonzero(groups[1:] != groups[:-1]) + 1, groups.size]
+        if np.unique(groups).size != ptr.size - 1:
+            raise ValueError("the catboost.Pool's groups are not contiguous (CatBoost needs each group's "
+                             "documents together)")
+    else:
+        try:
+            labels, ptr = data
+        except (TypeError, ValueError):
+            raise ValueError(f"a bound data set is a catboost.Pool or (labels, group_ptr), got {type(data).__name__}")
+    labels = np.asarray(labels, dtype=FLOAT)
+    return labels.astype(np.float32), np.asarray(check_group_ptr(ptr, labels.shape[0]), dtype=PTR)
+
+
+def catboost_metric(spec, datasets, max_label=None, threshold=0.0, convention=None, ties="stable"):
+    """A CatBoost ``eval_metric`` for ``"ndcg@10"``, ``"err@5"``, ``"map@10"``, ``"mrr@10"``.
+
+    ``datasets``: every data set CatBoost will evaluate, each a ``catboost.Pool`` with ``group_id`` or
+    ``(labels, group_ptr)``: the training pool and each ``eval_set`` (CatBoost evaluates an
+    ``eval_metric`` on the training data too). CatBoost's Python metric API passes no group ids
+    (catboost/catboost#1777), so each call is matched to the bound set with the same labels; a call
+    that matches none raises ``ValueError``. Use as ``CatBoost({..., "eval_metric": m})`` or
+    ``fit(..., eval_set=..., early_stopping_rounds=...)``: higher is better. The value is the mean
+    over queries of :func:`lambda_objectives.metric_values` (``convention`` as there: by default
+    exponential gain, a query with no relevant document scores 1). ``ties="pessimistic"`` ranks equal
+    scores lower label first, as CatBoost's own ``NDCG``/``DCG`` do, so ``ties="pessimistic"`` with
+    the default convention equals CatBoost's ``NDCG:top=k;type=Exp``; ``"stable"`` keeps input order
+    (our metrics' rule). Unweighted data only.
+    """
+    return CatBoostEval(spec, datasets, max_label, threshold, convention, ties)
