@@ -30,6 +30,7 @@ def test_histogram_subtraction_equals_brute_force(small_ranking):
     np.testing.assert_allclose(direct, brute, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.kernel
 @pytest.mark.parametrize("serial", [False, True])
 def test_per_feature_pair_histograms_are_bit_identical_to_the_full_build(small_ranking, serial):
     """Exact OLE builds a node's pair histograms only for the features it evaluates: the same sums
@@ -61,6 +62,7 @@ def test_per_feature_pair_histograms_are_bit_identical_to_the_full_build(small_r
     np.testing.assert_allclose(full_min, brute_min, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.kernel
 @pytest.mark.parametrize("serial", [False, True])
 def test_weight_histograms(small_ranking, serial):
     """The bound's weight channel: built alone, added, or in the row histogram's pass (which must

@@ -257,6 +257,7 @@ def test_exact_ole_gain_equals_brute_force():
         assert best_bin[f] == top[1]
 
 
+@pytest.mark.kernel
 @pytest.mark.parametrize("lam, min_data", [(0.0, 1.0), (2.0, 10.0)])
 def test_exact_gain_bounds_bound_every_features_exact_gain(lam, min_data):
     """The bound the bounded exact-OLE search prunes with (``exact_gain_bounds``) is at least the
