@@ -1,8 +1,10 @@
 """Growing one regression tree on binned data with a leaf limit: best-first, breadth-first or depth-first."""
 
+import numba
 import numpy as np
 from numba import njit, prange
 
+from . import histogram as _hist
 from .histogram import (
     N_BINS,
     build_histogram,
@@ -10,7 +12,14 @@ from .histogram import (
     new_histogram,
     subtract_histogram,
 )
-from .splitting import CRITERIA, OLE_EXACT, find_best_split, pick
+from .splitting import (
+    CRITERIA,
+    OLE_EXACT,
+    best_bin,
+    exact_gain_bounds,
+    find_best_split,
+    pick,
+)
 
 #: One record per node; leaves have ``feature == -1``. ``bin``: rows with ``binned <= bin`` go
 #: left (NaN, bin 255, always right); ``threshold`` is the same split on raw values.
@@ -44,25 +53,119 @@ def _partition(binned, rows, feature, b):
 
 
 @njit(cache=True)
-def _pair_sides(member, pi, pj):
-    """Per pair: 0 when both documents are marked in ``member``, 1 when neither is, 2 when the
-    pair crosses (one each)."""
-    side = np.empty(pi.shape[0], dtype=np.int8)
-    for t in range(pi.shape[0]):
+def _pair_sides(member, pi, pj, ph):
+    """The pairs with both documents marked in ``member``, with neither, and crossing (one each):
+    nine arrays ``(i, j, h)`` × 3, each keeping the pairs' order."""
+    n = pi.shape[0]
+    side = np.empty(n, dtype=np.int8)
+    counts = np.zeros(3, dtype=np.int64)
+    for t in range(n):
         a = member[pi[t]]
         b = member[pj[t]]
-        side[t] = 0 if (a and b) else (2 if (a or b) else 1)
-    return side
+        k = 0 if (a and b) else (2 if (a or b) else 1)
+        side[t] = k
+        counts[k] += 1
+    i0, j0, h0 = np.empty(counts[0], pi.dtype), np.empty(counts[0], pj.dtype), np.empty(counts[0], ph.dtype)
+    i1, j1, h1 = np.empty(counts[1], pi.dtype), np.empty(counts[1], pj.dtype), np.empty(counts[1], ph.dtype)
+    i2, j2, h2 = np.empty(counts[2], pi.dtype), np.empty(counts[2], pj.dtype), np.empty(counts[2], ph.dtype)
+    c0 = 0
+    c1 = 0
+    c2 = 0
+    for t in range(n):
+        k = side[t]
+        if k == 0:
+            i0[c0], j0[c0], h0[c0] = pi[t], pj[t], ph[t]
+            c0 += 1
+        elif k == 1:
+            i1[c1], j1[c1], h1[c1] = pi[t], pj[t], ph[t]
+            c1 += 1
+        else:
+            i2[c2], j2[c2], h2[c2] = pi[t], pj[t], ph[t]
+            c2 += 1
+    return i0, j0, h0, i1, j1, h1, i2, j2, h2
 
 
 def _split_pairs(member, pairs):
     """The pairs inside the marked rows, outside them, and crossing: three ``(i, j, h)`` tuples."""
-    side = _pair_sides(member, pairs[0], pairs[1])
-    return tuple(tuple(x[side == k] for x in pairs) for k in range(3))
+    out = _pair_sides(member, pairs[0], pairs[1], pairs[2])
+    return out[0:3], out[3:6], out[6:9]
+
+
+@njit(cache=True)
+def _heavy_pairs(pi, pj, ph, threshold):
+    """The pairs with ``h_ij >= threshold``, in their order."""
+    n = 0
+    for t in range(ph.shape[0]):
+        if ph[t] >= threshold:
+            n += 1
+    i, j, h = np.empty(n, pi.dtype), np.empty(n, pj.dtype), np.empty(n, ph.dtype)
+    n = 0
+    for t in range(ph.shape[0]):
+        if ph[t] >= threshold:
+            i[n], j[n], h[n] = pi[t], pj[t], ph[t]
+            n += 1
+    return i, j, h
+
+
+@njit(cache=True)
+def _abs_sum(rows, w):
+    total = 0.0
+    for t in range(rows.shape[0]):
+        total += abs(w[rows[t]])
+    return total
+
+
+@njit(cache=True)
+def _crossing_weights(pi, pj, ph, out, mark):
+    """``out[i] = Σ h_ij`` over the given pairs of each document ``i`` in them; returns those
+    documents (``mark``: a False scratch array, left False)."""
+    n_docs = 0
+    docs = np.empty(2 * pi.shape[0], dtype=np.int64)
+    for t in range(pi.shape[0]):
+        for d in (pi[t], pj[t]):
+            if not mark[d]:
+                mark[d] = True
+                out[d] = 0.0
+                docs[n_docs] = d
+                n_docs += 1
+    for t in range(pi.shape[0]):
+        out[pi[t]] += ph[t]
+        out[pj[t]] += ph[t]
+    for t in range(n_docs):
+        mark[docs[t]] = False
+    return docs[:n_docs]
+
+
+@njit(cache=True)
+def _doc_weights(rows, h, pi, pj, ph, out):
+    """``out[i] = h_i − Σ_j h_ij`` for ``i`` in ``rows`` over the given pairs (all inside ``rows``)."""
+    for t in range(rows.shape[0]):
+        out[rows[t]] = h[rows[t]]
+    for t in range(pi.shape[0]):
+        out[pi[t]] -= ph[t]
+        out[pj[t]] -= ph[t]
+
+
+class _PairSet:
+    """A node's pairs and their pair histograms (by larger and smaller bin), built per feature on
+    demand. ``src`` is None when they are summed from the pairs, or ``(parent, small, crossing)``
+    when they are ``parent − small − crossing``, as the unbounded path computes them: either way
+    the same operations on the same numbers, so the same bits."""
+
+    __slots__ = ("have", "pairs", "pmax", "pmin", "src")
+
+    def __init__(self, pairs, src=None):
+        self.pairs, self.src = pairs, src
+        self.pmax = self.pmin = self.have = None
+
+    @property
+    def n(self):
+        return self.pairs[0].shape[0]
 
 
 class _Node:
-    __slots__ = ("rows", "G", "H", "N", "H_exact", "depth", "hist", "pairs", "phist", "split", "id")
+    __slots__ = ("rows", "G", "H", "N", "H_exact", "depth", "hist", "pairs", "phist", "split", "id", "pset",
+                 "bound")
 
 
 class TreeGrower:
@@ -88,11 +191,25 @@ class TreeGrower:
         Per-pair Hessian terms for ``"ole_exact"``.
     feature_mask : bool array, optional
         Features this tree may split on (column subsampling).
+    exact_bounds : bool
+        Exact OLE only: build a node's pair histograms (O(pairs) per feature) only for the features
+        whose upper bound of the exact gain can still beat the best exact gain found, taking them
+        in decreasing order of that bound (see :func:`reference.splitting.exact_gain_bounds`).
+        The same trees, gains and leaf values as ``False``, which builds them for every feature.
     """
+
+    #: The share of the root's pairs, the heaviest, whose pair histograms give the bound its
+    #: crossing term in every node (without them the root's bound is void: no pair leaves it).
+    BOUND_PAIRS = 0.03
+    #: A node is bounded when its pairs are at least this share of its rows (below, building
+    #: its pair histograms for every feature costs less than the bound's row-histogram channel).
+    BOUND_MIN_PAIRS_PER_ROW = 0.25
+    #: Histogram updates (rows or pairs × features) below which a kernel runs on one thread.
+    SERIAL_WORK = 1_000_000
 
     def __init__(self, binned, n_bins, g, h, rows, *, num_leaves=31, criterion="ole", growth="best_first",
                  min_data_in_leaf=20, min_sum_hessian_in_leaf=1e-3, lambda_l2=0.0, max_depth=None,
-                 leaf_value="newton", leaf_hessian="diagonal", pairs=None, feature_mask=None):
+                 leaf_value="newton", leaf_hessian="diagonal", pairs=None, feature_mask=None, exact_bounds=True):
         if criterion not in CRITERIA:
             raise ValueError(f"criterion must be one of {tuple(CRITERIA)}, got {criterion!r}")
         if growth not in GROWTH:
@@ -115,10 +232,19 @@ class TreeGrower:
         self._bin = np.empty(n_features, dtype=np.int64)
         self._member = np.zeros(binned.shape[0], dtype=np.bool_) if self.exact else None
         self._empty_pairs = np.zeros((1, 1))
+        # the bound needs finite h_ij >= 0 and finite Hessians; otherwise every feature is evaluated
+        self.bounded = bool(exact_bounds) and self.criterion == OLE_EXACT and \
+            bool(np.all((pairs[2] >= 0.0) & (pairs[2] < np.inf))) and bool(np.all(np.isfinite(h)))
+        if self.bounded:
+            self._bound = np.empty(n_features)
+            self._w = np.empty(binned.shape[0])
+            self._x = np.empty(binned.shape[0])
+            self._zeros = np.zeros((n_features, N_BINS))
 
-    def _make_node(self, rows, depth, hist, pairs, phist=None):
+    def _make_node(self, rows, depth, hist, pairs, phist=None, pset=None, bound=None):
         node = _Node()
         node.rows, node.depth, node.hist, node.pairs, node.phist = rows, depth, hist, pairs, phist
+        node.pset, node.bound = pset, bound
         node.G = float(self.g[rows].sum())
         node.H = float(self.h[rows].sum())
         node.N = float(rows.shape[0])
@@ -131,7 +257,13 @@ class TreeGrower:
     def _best_split(self, node):
         if node.N < 2 * self.min_data or node.H < 2 * self.min_hess:
             return None
-        if self.criterion == OLE_EXACT:
+        if self.bounded:
+            if node.bound is not None:
+                return self._bounded_split(node)
+            self._all_pair_histograms(node.pset)
+            pmax, pmin = node.pset.pmax, node.pset.pmin
+            h_parent = node.H_exact
+        elif self.criterion == OLE_EXACT:
             if node.phist is None:
                 node.phist = self._pair_histograms(node.pairs)
             pmax, pmin = node.phist
@@ -145,6 +277,199 @@ class TreeGrower:
         if feature < 0:
             return None
         return gain, int(feature), int(b)
+
+    def _bounded_split(self, node):
+        """:meth:`_best_split` of exact OLE evaluating only the features that can still win."""
+        w, slack, heavy = node.bound
+        s_max, s_min = heavy if heavy is not None else (self._zeros, self._zeros)
+        bound = self._bound
+        exact_gain_bounds(node.hist, self._zeros if w is None else w, s_max, s_min, self.n_bins, self.feature_mask,
+                          node.G, node.H, node.N, node.H_exact, self.lam, self.min_data, self.min_hess,
+                          self._tol + slack, bound)
+        best, best_f, best_b = 0.0, -1, -1  # pick's rule: the largest gain > 0, the lowest feature on ties
+        order = np.lexsort((np.arange(bound.shape[0]), -bound))
+        batch_size = numba.get_num_threads()
+        pos = 0
+        while pos < order.shape[0]:
+            batch = []  # the next features, by decreasing bound, that can still win: one per thread
+            while pos < order.shape[0] and len(batch) < batch_size:
+                f = order[pos]
+                u = bound[f]
+                if u < best or u == -np.inf:
+                    pos = order.shape[0]
+                    break
+                pos += 1
+                if u == best and (best_f < 0 or f > best_f):
+                    continue
+                batch.append(f)
+            if not batch:
+                break
+            self._feature_pair_histograms(node.pset, np.array(batch, dtype=np.int64))
+            for f in batch:
+                gain, b = best_bin(node.hist, self.n_bins, f, node.G, node.H, node.N, node.H_exact, self.criterion,
+                                   self.lam, self.min_data, self.min_hess, node.pset.pmax, node.pset.pmin)
+                if gain > best or (gain == best and best_f >= 0 and f < best_f):
+                    best, best_f, best_b = gain, f, b
+        if best_f < 0:
+            return None
+        return best, int(best_f), int(best_b)
+
+    def _kernel(self, name, work):
+        """The histogram kernel ``name``, single-threaded for less than ``SERIAL_WORK`` updates."""
+        return getattr(_hist, name + "_serial" if work < self.SERIAL_WORK else name)
+
+    def _allocate(self, ps):
+        if ps.pmax is None:
+            n_features = self.binned.shape[1]
+            ps.pmax = np.empty((n_features, N_BINS))
+            ps.pmin = np.empty((n_features, N_BINS))
+            ps.have = np.zeros(n_features, dtype=np.bool_)
+
+    def _feature_pair_histograms(self, ps, features):
+        """The pair histograms of ``features`` (an int64 array) of the pair set ``ps`` into its
+        rows (built once, then kept; several features in parallel)."""
+        self._allocate(ps)
+        missing = features[~ps.have[features]]
+        if missing.shape[0] == 0:
+            return
+        if ps.src is None:
+            self._kernel("build_pair_histograms_of", ps.n * missing.shape[0])(
+                self.binned, missing, ps.pairs[0], ps.pairs[1], ps.pairs[2], ps.pmax, ps.pmin)
+        else:
+            parent, small, crossing = ps.src
+            for x in ps.src:
+                self._feature_pair_histograms(x, missing)
+            for out, a, b, c in ((ps.pmax, parent.pmax, small.pmax, crossing.pmax),
+                                 (ps.pmin, parent.pmin, small.pmin, crossing.pmin)):
+                out[missing] = a[missing] - b[missing]
+                out[missing] -= c[missing]
+        ps.have[missing] = True
+
+    def _all_pair_histograms(self, ps):
+        self._allocate(ps)
+        if ps.have.all():
+            return
+        if ps.src is None:
+            self._kernel("build_pair_histograms", ps.n * self.binned.shape[1])(
+                self.binned, ps.pairs[0], ps.pairs[1], ps.pairs[2], ps.pmax, ps.pmin)
+        else:
+            parent, small, crossing = ps.src
+            for x in ps.src:
+                self._all_pair_histograms(x)
+            np.subtract(parent.pmax, small.pmax, out=ps.pmax)
+            ps.pmax -= crossing.pmax
+            np.subtract(parent.pmin, small.pmin, out=ps.pmin)
+            ps.pmin -= crossing.pmin
+        ps.have[:] = True
+
+    def _wants_bound(self, n_pairs, n_rows):
+        return n_pairs >= self.BOUND_MIN_PAIRS_PER_ROW * n_rows
+
+    def _weight_histogram(self, rows, pairs, hist=None):
+        """``(Σ w per feature and bin over rows, 0)`` for ``w_i = h_i − Σ_j h_ij`` over ``pairs`` (the
+        node's), or ``(None, Σ|w|)`` when that is negligible (a node of whole queries: the root),
+        for a bound taking ``Σ w >= −Σ|w|``. With ``hist``, also fills the rows' histogram
+        (:func:`build_histogram`) in the same pass."""
+        _doc_weights(rows, self.h, pairs[0], pairs[1], pairs[2], self._w)
+        slack = _abs_sum(rows, self._w)
+        if slack <= 1e-9 * self._h_root:
+            if hist is not None:
+                build_histogram(self.binned, rows, self.g, self.h, hist)
+            return None, slack
+        out = np.empty((self.binned.shape[1], N_BINS))
+        if hist is not None:
+            self._kernel("build_histogram_and_weights", rows.shape[0] * self.binned.shape[1])(
+                self.binned, rows, self.g, self.h, self._w, hist, out)
+        else:
+            self._kernel("build_weight_histogram", rows.shape[0] * self.binned.shape[1])(self.binned, rows, self._w, out)
+        return out, 0.0
+
+    def _heavy(self, pairs):
+        return _heavy_pairs(pairs[0], pairs[1], pairs[2], self._heavy_h)
+
+    def _heavy_pair_histograms(self, heavy, out=None):
+        """The pair histograms of the heavy pairs ``heavy`` (see :meth:`_heavy`)."""
+        if out is None:
+            out = tuple(np.empty((self.binned.shape[1], N_BINS)) for _ in range(2))
+        self._kernel("build_pair_histograms", heavy[0].shape[0] * self.binned.shape[1])(
+            self.binned, heavy[0], heavy[1], heavy[2], out[0], out[1])
+        return out
+
+    def _bounded_children(self, node, left_rows, right_rows, small_hist):
+        """The children's pairs, pair sets and bounds (None for a child evaluated in full); fills
+        ``small_hist``, the histogram of the child with fewer rows.
+
+        Pair sets follow :meth:`_children_pairs`'s choice between direct and subtracted pair
+        histograms. A node's bound holds ``Σ w`` per bin (:meth:`_weight_histogram`) and the pair
+        histograms of its heavy pairs. The larger child's ``Σ w`` is the parent's minus the smaller
+        child's plus, in the bins of each document, its crossing pairs' weight (a pair leaving the
+        child was inside the node: ``w_i`` grows by ``h_ij``) when fewer documents have crossing
+        pairs than the larger child has rows; the heavy pairs' histograms are subtracted likewise.
+        """
+        self._member[left_rows] = True
+        left, right, cross = _split_pairs(self._member, node.pairs)
+        self._member[left_rows] = False
+        n_left, n_right, n_cross = left[0].shape[0], right[0].shape[0], cross[0].shape[0]
+        if n_cross >= max(n_left, n_right):
+            lps, rps = _PairSet(left), _PairSet(right)
+        else:
+            xps = _PairSet(cross)
+            if n_left <= n_right:
+                lps = _PairSet(left)
+                rps = _PairSet(right, (node.pset, lps, xps))
+            else:
+                rps = _PairSet(right)
+                lps = _PairSet(left, (node.pset, rps, xps))
+        kids = [(left_rows, left), (right_rows, right)]
+        wants = [self._wants_bound(p[0].shape[0], r.shape[0]) for r, p in kids]
+        bounds = [None, None]
+        parent_w, _, parent_heavy = node.bound if node.bound is not None else (None, 0.0, None)
+        node.bound = None
+        # Σ w
+        w = [None, None]
+        s, big = (0, 1) if left_rows.shape[0] <= right_rows.shape[0] else (1, 0)
+        touched = None
+        if wants[big] and parent_w is not None:
+            touched = _crossing_weights(cross[0], cross[1], cross[2], self._x, self._member)
+            if touched.shape[0] >= kids[big][0].shape[0]:
+                touched = None
+        if wants[s] or touched is not None:
+            w[s] = self._weight_histogram(*kids[s], hist=small_hist)
+        else:
+            build_histogram(self.binned, kids[s][0], self.g, self.h, small_hist)
+        if touched is not None:
+            # Σ_large w_parent = parent − Σ_small w_parent; w_child = w_parent + crossing weight
+            small_w, small_slack = w[s]
+            if small_w is not None:
+                parent_w -= small_w
+            touched.sort()
+            self._kernel("add_weight_histogram", touched.shape[0] * self.binned.shape[1])(
+                self.binned, touched, self._x, parent_w)
+            w[big] = (parent_w, small_slack)
+        elif wants[big]:
+            w[big] = self._weight_histogram(*kids[big])
+        if not any(wants):
+            return left, right, lps, rps, None, None
+        # heavy pairs
+        kid_pairs = (left, right)
+        hs = [None, None]
+        n_heavy = [int(np.count_nonzero(p[2] >= self._heavy_h)) for p in (left, right, cross)]
+        s, big = (0, 1) if n_heavy[0] <= n_heavy[1] else (1, 0)
+        subtract = wants[big] and parent_heavy is not None and n_heavy[s] + n_heavy[2] < n_heavy[big]
+        if wants[s] or subtract:
+            hs[s] = self._heavy_pair_histograms(self._heavy(kid_pairs[s]))
+        if subtract:
+            crossing = self._heavy_pair_histograms(self._heavy(cross))
+            for a, b, c in zip(parent_heavy, hs[s], crossing):
+                a -= b
+                a -= c
+            hs[big] = parent_heavy
+        elif wants[big]:
+            hs[big] = self._heavy_pair_histograms(self._heavy(kid_pairs[big]))
+        for k in range(2):
+            if wants[k]:
+                bounds[k] = (w[k][0], w[k][1], hs[k])
+        return left, right, lps, rps, bounds[0], bounds[1]
 
     def _pair_histograms(self, pairs):
         pmax = np.empty((self.binned.shape[1], N_BINS))
@@ -189,7 +514,26 @@ class TreeGrower:
             self._member[self.rows] = True
             root_pairs = _split_pairs(self._member, self.pairs)[0]
             self._member[self.rows] = False
-        nodes = [self._make_node(self.rows, 0, hist, root_pairs)]
+        if self.bounded:
+            # a bound on the rounding errors of the exact child Hessians and of their lower
+            # bounds: every partial sum is at most ``scale`` in size and takes at most ``n_ops``
+            # roundings (rows, pairs, bins and subtractions)
+            h_root = float(np.abs(self.h[self.rows]).sum())
+            p_root = float(root_pairs[2].sum())
+            n_ops = self.rows.shape[0] + 2 * root_pairs[0].shape[0] + 4 * N_BINS * (self.num_leaves + 2)
+            self._tol = 4.0 * np.finfo(np.float64).eps * n_ops * (h_root + 4.0 * p_root)
+            self._h_root = h_root
+            n = root_pairs[0].shape[0]
+            k = int(self.BOUND_PAIRS * n)
+            self._heavy_h = np.partition(root_pairs[2], n - k)[n - k] if k > 0 else np.inf
+            bound = None
+            if self._wants_bound(n, self.rows.shape[0]):
+                bound = self._weight_histogram(self.rows, root_pairs) + \
+                    (self._heavy_pair_histograms(self._heavy(root_pairs)),)
+            root = self._make_node(self.rows, 0, hist, root_pairs, pset=_PairSet(root_pairs), bound=bound)
+        else:
+            root = self._make_node(self.rows, 0, hist, root_pairs)
+        nodes = [root]
         records = [None]
         children = {}
         order = [0]  # frontier: node ids, policy decides which to split
@@ -209,15 +553,23 @@ class TreeGrower:
             left_rows, right_rows = _partition(self.binned, node.rows, feature, b)
             small, large = (left_rows, right_rows) if left_rows.shape[0] <= right_rows.shape[0] else (right_rows, left_rows)
             h_small = new_histogram(n_features)
-            build_histogram(self.binned, small, self.g, self.h, h_small)
+            if self.bounded:  # builds h_small
+                lp, rp, lps, rps, lb, rb = self._bounded_children(node, left_rows, right_rows, h_small)
+            else:
+                build_histogram(self.binned, small, self.g, self.h, h_small)
             h_large = node.hist  # reuse the parent's buffer: parent − small
             subtract_histogram(node.hist, h_small, h_large)
             hl, hr = (h_small, h_large) if small is left_rows else (h_large, h_small)
-            lp, rp, lph, rph = self._children_pairs(left_rows, node)
             node.hist = None
-            node.phist = None
-            left = self._make_node(left_rows, node.depth + 1, hl, lp, lph)
-            right = self._make_node(right_rows, node.depth + 1, hr, rp, rph)
+            if self.bounded:
+                node.pset = None  # kept alive only by a child whose pair histograms subtract from it
+                left = self._make_node(left_rows, node.depth + 1, hl, lp, pset=lps, bound=lb)
+                right = self._make_node(right_rows, node.depth + 1, hr, rp, pset=rps, bound=rb)
+            else:
+                lp, rp, lph, rph = self._children_pairs(left_rows, node)
+                node.phist = None
+                left = self._make_node(left_rows, node.depth + 1, hl, lp, lph)
+                right = self._make_node(right_rows, node.depth + 1, hr, rp, rph)
             nodes += [left, right]
             records.append(None)
             records.append(None)

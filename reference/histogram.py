@@ -34,6 +34,33 @@ def build_histogram(binned, rows, g, h, hist):
 
 
 @njit(cache=True, parallel=True)
+def build_histogram_and_weights(binned, rows, g, h, w, hist, w_hist):
+    """:func:`build_histogram` (the same sums in the same order) and, in the same pass,
+    ``w_hist[f, b] = Σ w`` over ``rows`` (``w`` indexed by row): exact OLE's bound channel."""
+    n = rows.shape[0]
+    og = np.empty(n)
+    oh = np.empty(n)
+    ow = np.empty(n)
+    for t in range(n):
+        og[t] = g[rows[t]]
+        oh[t] = h[rows[t]]
+        ow[t] = w[rows[t]]
+    n_features = binned.shape[1]
+    for f in prange(n_features):
+        for b in range(N_BINS):
+            hist[f, b, 0] = 0.0
+            hist[f, b, 1] = 0.0
+            hist[f, b, 2] = 0.0
+            w_hist[f, b] = 0.0
+        for t in range(n):
+            b = binned[rows[t], f]
+            hist[f, b, 0] += og[t]
+            hist[f, b, 1] += oh[t]
+            hist[f, b, 2] += 1.0
+            w_hist[f, b] += ow[t]
+
+
+@njit(cache=True, parallel=True)
 def subtract_histogram(parent, child, out):
     """``out = parent − child``: the sibling's histogram without touching its rows."""
     for f in prange(parent.shape[0]):
@@ -65,3 +92,70 @@ def build_pair_histograms(binned, pi, pj, ph, out_max, out_min):
 
 def new_histogram(n_features):
     return np.empty((n_features, N_BINS, 3), dtype=np.float64)
+
+
+@njit(cache=True)
+def build_pair_histogram_feature(binned, f, pi, pj, ph, out_max, out_min):
+    """One feature of :func:`build_pair_histograms` (``out_max``/``out_min`` of shape (N_BINS,)):
+    the same loop in the same order, so the same sums to the last bit; exact OLE builds the pair
+    histograms of a node only for the features that can still win."""
+    for b in range(N_BINS):
+        out_max[b] = 0.0
+        out_min[b] = 0.0
+    for t in range(pi.shape[0]):
+        bi = binned[pi[t], f]
+        bj = binned[pj[t], f]
+        if bi >= bj:
+            out_max[bi] += ph[t]
+            out_min[bj] += ph[t]
+        else:
+            out_max[bj] += ph[t]
+            out_min[bi] += ph[t]
+
+
+@njit(cache=True, parallel=True)
+def build_pair_histograms_of(binned, features, pi, pj, ph, out_max, out_min):
+    """:func:`build_pair_histogram_feature` for each feature of ``features`` into its row of
+    ``out_max``/``out_min`` (prange over those features)."""
+    for k in prange(features.shape[0]):
+        f = features[k]
+        build_pair_histogram_feature(binned, f, pi, pj, ph, out_max[f], out_min[f])
+
+
+@njit(cache=True, parallel=True)
+def build_weight_histogram(binned, rows, w, out):
+    """``out[f, b] = Σ w`` over ``rows`` (one channel; ``w`` indexed by row, prange over features)."""
+    n = rows.shape[0]
+    ow = np.empty(n)
+    for t in range(n):
+        ow[t] = w[rows[t]]
+    for f in prange(binned.shape[1]):
+        for b in range(N_BINS):
+            out[f, b] = 0.0
+        for t in range(n):
+            out[f, binned[rows[t], f]] += ow[t]
+
+
+@njit(cache=True, parallel=True)
+def add_weight_histogram(binned, rows, w, out):
+    """``out[f, b] += Σ w`` over ``rows`` (``w`` indexed by row; prange over features)."""
+    n = rows.shape[0]
+    ow = np.empty(n)
+    for t in range(n):
+        ow[t] = w[rows[t]]
+    for f in prange(binned.shape[1]):
+        for t in range(n):
+            out[f, binned[rows[t], f]] += ow[t]
+
+
+#: Single-threaded builds of the same kernels (``prange`` runs as ``range``: the same sums in the
+#: same order) for small row and pair sets, where starting the threads costs more than the work.
+def _serial(kernel):
+    return njit(cache=True)(getattr(kernel, "py_func", kernel))  # plain functions under NUMBA_DISABLE_JIT
+
+
+build_pair_histograms_serial = _serial(build_pair_histograms)
+build_pair_histograms_of_serial = _serial(build_pair_histograms_of)
+build_weight_histogram_serial = _serial(build_weight_histogram)
+add_weight_histogram_serial = _serial(add_weight_histogram)
+build_histogram_and_weights_serial = _serial(build_histogram_and_weights)

@@ -34,6 +34,47 @@ def _score(g, h, n, criterion, lam):
     return g * g / d
 
 
+@njit(cache=True)
+def best_bin(hist, n_bins, f, G, H, N, H_exact, criterion, lam, min_data, min_hess, pair_max, pair_min):
+    """(best gain, its bin) of feature ``f``, (−inf, −1) when no bin qualifies (``pair_max`` and
+    ``pair_min``: the pair histograms, read only by exact OLE)."""
+    best = -np.inf
+    best_b = -1
+    parent = _score(G, H_exact, N, criterion, lam)
+    pairs_total = 0.0
+    if criterion == OLE_EXACT:
+        for b in range(hist.shape[1]):
+            pairs_total += pair_min[f, b]
+    gl = 0.0
+    hl = 0.0
+    nl = 0.0
+    pl = 0.0  # Σ h_ij of pairs inside L
+    pr_out = 0.0  # Σ h_ij of pairs with their smaller bin <= b (not inside R)
+    for b in range(n_bins[f] - 1):
+        gl += hist[f, b, 0]
+        hl += hist[f, b, 1]
+        nl += hist[f, b, 2]
+        if criterion == OLE_EXACT:
+            pl += pair_max[f, b]
+            pr_out += pair_min[f, b]
+        gr = G - gl
+        hr = H - hl
+        nr = N - nl
+        if nl < min_data or nr < min_data or hl < min_hess or hr < min_hess:
+            continue
+        if criterion == OLE_EXACT:
+            gain = _score(gl, hl - 2.0 * pl, nl, criterion, lam) + \
+                _score(gr, hr - 2.0 * (pairs_total - pr_out), nr, criterion, lam) - parent
+        else:
+            gain = _score(gl, hl, nl, criterion, lam) + _score(gr, hr, nr, criterion, lam) - parent
+        if gain > best:
+            best = gain
+            best_b = b
+    if best_b < 0:
+        best = -np.inf
+    return best, best_b
+
+
 @njit(cache=True, parallel=True)
 def find_best_split(hist, n_bins, feature_mask, G, H, N, H_exact, criterion, lam, min_data, min_hess,
                     pair_max, pair_min, out_gain, out_bin):
@@ -44,38 +85,69 @@ def find_best_split(hist, n_bins, feature_mask, G, H, N, H_exact, criterion, lam
         out_bin[f] = -1
         if not feature_mask[f]:
             continue
-        parent = _score(G, H_exact, N, criterion, lam)
-        pairs_total = 0.0
-        if criterion == OLE_EXACT:
-            for b in range(hist.shape[1]):
-                pairs_total += pair_min[f, b]
+        gain, b = best_bin(hist, n_bins, f, G, H, N, H_exact, criterion, lam, min_data, min_hess, pair_max, pair_min)
+        out_gain[f] = gain
+        out_bin[f] = b
+
+
+@njit(cache=True)
+def _score_bound(g, h_low, lam):
+    """An upper bound of ``_score(g, h, ., OLE_EXACT, lam)`` for every ``h >= h_low``."""
+    d = h_low + lam
+    if d <= 1e-12:
+        return 0.0 if g == 0.0 else np.inf
+    return g * g / d
+
+
+@njit(cache=True, parallel=True)
+def exact_gain_bounds(hist, w_hist, s_max, s_min, n_bins, feature_mask, G, H, N, H_exact, lam, min_data, min_hess,
+                      tol, out_bound):
+    """Per feature, an upper bound of the best exact-OLE gain :func:`best_bin` can return (−inf
+    when no bin qualifies), from one row-histogram channel instead of the pair histograms.
+
+    Exact OLE's left Hessian ``H_L − 2 P_LL`` is the Hessian of the pairs leaving ``L``: those
+    leaving the node (``Σ_{i∈L} w_i`` with ``w_i = h_i − Σ_{j in the node} h_ij``, per bin in ``w_hist``)
+    plus those crossing to ``R``, at least the crossing pairs of any subset ``S`` of the node's
+    pairs (their pair histograms by larger and smaller bin in ``s_max``, ``s_min``; zero for an
+    empty ``S``), because every ``h_ij >= 0``; likewise on the right. The bound is lowered by
+    ``tol``, a bound on the rounding errors of both sides, so it bounds the computed gain; the
+    validity rules (minimum count and Hessian) are evaluated with the same arithmetic.
+    """
+    n_features = hist.shape[0]
+    for f in prange(n_features):
+        out_bound[f] = -np.inf
+        if not feature_mask[f]:
+            continue
+        parent = _score(G, H_exact, N, OLE_EXACT, lam)
+        w_total = 0.0
+        for b in range(hist.shape[1]):
+            w_total += w_hist[f, b]
         gl = 0.0
         hl = 0.0
         nl = 0.0
-        pl = 0.0  # Σ h_ij of pairs inside L
-        pr_out = 0.0  # Σ h_ij of pairs with their smaller bin <= b (not inside R)
+        wl = 0.0
+        s_in_l = 0.0  # S pairs with their larger bin <= b (inside L)
+        s_out_r = 0.0  # S pairs with their smaller bin <= b (not inside R)
         for b in range(n_bins[f] - 1):
             gl += hist[f, b, 0]
             hl += hist[f, b, 1]
             nl += hist[f, b, 2]
-            if criterion == OLE_EXACT:
-                pl += pair_max[f, b]
-                pr_out += pair_min[f, b]
+            wl += w_hist[f, b]
+            s_in_l += s_max[f, b]
+            s_out_r += s_min[f, b]
             gr = G - gl
             hr = H - hl
             nr = N - nl
             if nl < min_data or nr < min_data or hl < min_hess or hr < min_hess:
                 continue
-            if criterion == OLE_EXACT:
-                gain = _score(gl, hl - 2.0 * pl, nl, criterion, lam) + \
-                    _score(gr, hr - 2.0 * (pairs_total - pr_out), nr, criterion, lam) - parent
-            else:
-                gain = _score(gl, hl, nl, criterion, lam) + _score(gr, hr, nr, criterion, lam) - parent
-            if gain > out_gain[f]:
-                out_gain[f] = gain
-                out_bin[f] = b
-        if criterion == OLE_EXACT and out_bin[f] < 0:
-            out_gain[f] = -np.inf
+            crossing = s_out_r - s_in_l
+            low_l = (wl + crossing) - tol
+            low_r = ((w_total - wl) + crossing) - tol
+            bound = _score_bound(gl, low_l, lam) + _score_bound(gr, low_r, lam) - parent
+            if np.isnan(bound):  # no bound
+                bound = np.inf
+            if bound > out_bound[f]:
+                out_bound[f] = bound
 
 
 @njit(cache=True)

@@ -1,8 +1,11 @@
-"""Tests of reference.grower.TreeGrower: pair-histogram subtraction and a planted split."""
+"""Tests of reference.grower.TreeGrower: pair-histogram subtraction, the bounded exact-OLE search
+against the unbounded one, and a planted split."""
 
 import numpy as np
+import pytest
 
 from lambda_objectives import lambda_gradients
+from lambda_objectives.datasets import make_ranking
 from reference import BinMapper, MARTRanker, TreeGrower
 
 
@@ -28,7 +31,8 @@ def test_pair_histogram_subtraction_equals_direct_build(small_ranking):
             used.append(out[2] is not None)
             return out
 
-    kw = dict(num_leaves=15, criterion="ole_exact", min_data_in_leaf=5, pairs=(pairs.i, pairs.j, pairs.h))
+    kw = dict(num_leaves=15, criterion="ole_exact", min_data_in_leaf=5, pairs=(pairs.i, pairs.j, pairs.h),
+              exact_bounds=False)
     direct = Direct(binned, n_bins, g, h, rows, **kw).grow()
     used.clear()
     subtracted = Counting(binned, n_bins, g, h, rows, **kw).grow()
@@ -37,6 +41,68 @@ def test_pair_histogram_subtraction_equals_direct_build(small_ranking):
     np.testing.assert_array_equal(direct["bin"], subtracted["bin"])
     np.testing.assert_allclose(direct["gain"], subtracted["gain"], rtol=1e-9)
     np.testing.assert_allclose(direct["value"], subtracted["value"], rtol=1e-12)
+
+
+@pytest.fixture(scope="module")
+def ranking_20():
+    d = make_ranking(150, docs_per_query=(5, 60), n_features=20, seed=7)
+    mapper = BinMapper(63).fit(d.X)
+    return d, mapper.transform(d.X), mapper.n_bins_
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_bounded_exact_ole_grows_the_same_trees(ranking_20, seed):
+    """Exact OLE with ``exact_bounds`` (pair histograms only for the features whose bound can still
+    win) grows, bit for bit, the tree of the unbounded search that builds them for every feature,
+    over leaf counts, minimum leaf sizes, λ₂, growth policies, row and column subsamples."""
+    d, binned, n_bins = ranking_20
+    rng = np.random.default_rng(seed)
+    scores = rng.normal(size=d.y.shape[0]) * seed  # ties (seed 0) and random orders
+    g, h, pairs = lambda_gradients(scores, d.y, d.group_ptr, "ndcg", (None, 10, 5)[seed], return_pairs=True)
+    evaluated = []
+
+    class Counting(TreeGrower):
+        SERIAL_WORK = (0, 10 ** 9)[seed % 2]  # the multi-threaded and the single-threaded kernels
+
+        def _bounded_split(self, node):
+            before = int(node.pset.have.sum()) if node.pset.have is not None else 0
+            out = super()._bounded_split(node)
+            evaluated.append(int(node.pset.have.sum()) - before if node.pset.have is not None else 0)
+            return out
+
+    all_rows = np.arange(binned.shape[0], dtype=np.int64)
+    cases = [dict(num_leaves=31, min_data_in_leaf=20, lambda_l2=0.0, growth="best_first"),
+             dict(num_leaves=15, min_data_in_leaf=5, lambda_l2=1.0, growth="breadth_first"),
+             dict(num_leaves=63, min_data_in_leaf=1, lambda_l2=0.0, growth="depth_first",
+                  min_sum_hessian_in_leaf=0.0),
+             dict(num_leaves=8, min_data_in_leaf=50, lambda_l2=10.0, growth="best_first", max_depth=3)]
+    for kw in cases:
+        for rows, mask in ((all_rows, None),
+                           (np.sort(rng.choice(all_rows, all_rows.shape[0] // 2, replace=False)),
+                            rng.random(binned.shape[1]) < 0.6)):
+            args = (binned, n_bins, g, h, rows)
+            common = dict(criterion="ole_exact", pairs=(pairs.i, pairs.j, pairs.h), feature_mask=mask, **kw)
+            brute = TreeGrower(*args, exact_bounds=False, **common).grow()
+            bounded = Counting(*args, **common).grow()
+            assert brute.shape == bounded.shape
+            for name in brute.dtype.names:
+                np.testing.assert_array_equal(brute[name], bounded[name], err_msg=f"{name} {kw}")
+    assert evaluated and sum(evaluated) < 0.5 * len(evaluated) * binned.shape[1]  # the bound did prune
+
+
+def test_bounded_exact_ole_without_pruning_is_the_unbounded_search(ranking_20):
+    """Pairs with a negative Hessian void the bound: every feature is evaluated, as unbounded."""
+    d, binned, n_bins = ranking_20
+    g, h, pairs = lambda_gradients(np.zeros(d.y.shape[0]), d.y, d.group_ptr, "ndcg", 10, return_pairs=True)
+    ph = pairs.h.copy()
+    ph[0] = -ph[0]
+    rows = np.arange(binned.shape[0], dtype=np.int64)
+    kw = dict(criterion="ole_exact", num_leaves=15, pairs=(pairs.i, pairs.j, ph))
+    grower = TreeGrower(binned, n_bins, g, h, rows, **kw)
+    assert not grower.bounded
+    tree, brute = grower.grow(), TreeGrower(binned, n_bins, g, h, rows, exact_bounds=False, **kw).grow()
+    for name in brute.dtype.names:
+        np.testing.assert_array_equal(tree[name], brute[name])
 
 
 def test_planted_split_recovered():

@@ -2,8 +2,12 @@
 
 import numpy as np
 
+import pytest
+
+from lambda_objectives import lambda_gradients
 from reference import BinMapper
-from reference.histogram import build_histogram, new_histogram, subtract_histogram
+from reference import histogram as hist_module
+from reference.histogram import build_histogram, build_pair_histograms, new_histogram, subtract_histogram
 
 
 def test_histogram_subtraction_equals_brute_force(small_ranking):
@@ -24,3 +28,63 @@ def test_histogram_subtraction_equals_brute_force(small_ranking):
         for f in range(binned.shape[1]):
             brute[f, binned[r, f]] += (g[r], h[r], 1.0)
     np.testing.assert_allclose(direct, brute, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("serial", [False, True])
+def test_per_feature_pair_histograms_are_bit_identical_to_the_full_build(small_ranking, serial):
+    """Exact OLE builds a node's pair histograms only for the features it evaluates: the same sums
+    in the same order as the all-feature build, to the last bit (and the single-threaded kernels'
+    sums equal the multi-threaded ones)."""
+    binned = BinMapper().fit_transform(small_ranking.X)
+    s = np.random.default_rng(1).normal(size=binned.shape[0])
+    _, _, p = lambda_gradients(s, small_ranking.y, small_ranking.group_ptr, "ndcg", 10, return_pairs=True)
+    nf = binned.shape[1]
+    full_max, full_min = np.empty((nf, 256)), np.empty((nf, 256))
+    build_pair_histograms(binned, p.i, p.j, p.h, full_max, full_min)
+    some = np.array([5, 0, 3], dtype=np.int64)
+    out_max, out_min = np.full((nf, 256), np.nan), np.full((nf, 256), np.nan)
+    kernel = hist_module.build_pair_histograms_of_serial if serial else hist_module.build_pair_histograms_of
+    kernel(binned, some, p.i, p.j, p.h, out_max, out_min)
+    np.testing.assert_array_equal(out_max[some], full_max[some])
+    np.testing.assert_array_equal(out_min[some], full_min[some])
+    assert np.isnan(np.delete(out_max, some, axis=0)).all()  # the other features untouched
+    serial_max, serial_min = np.empty((nf, 256)), np.empty((nf, 256))
+    hist_module.build_pair_histograms_serial(binned, p.i, p.j, p.h, serial_max, serial_min)
+    np.testing.assert_array_equal(serial_max, full_max)
+    np.testing.assert_array_equal(serial_min, full_min)
+    brute_max, brute_min = np.zeros((nf, 256)), np.zeros((nf, 256))
+    for i, j, x in zip(p.i, p.j, p.h):
+        for f in range(nf):
+            brute_max[f, max(binned[i, f], binned[j, f])] += x
+            brute_min[f, min(binned[i, f], binned[j, f])] += x
+    np.testing.assert_allclose(full_max, brute_max, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(full_min, brute_min, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("serial", [False, True])
+def test_weight_histograms(small_ranking, serial):
+    """The bound's weight channel: built alone, added, or in the row histogram's pass (which must
+    leave that histogram bit-identical to ``build_histogram``'s)."""
+    binned = BinMapper().fit_transform(small_ranking.X)
+    rng = np.random.default_rng(2)
+    g, h, w = rng.normal(size=binned.shape[0]), rng.uniform(size=binned.shape[0]), rng.normal(size=binned.shape[0])
+    rows = np.sort(rng.choice(binned.shape[0], binned.shape[0] // 3, replace=False)).astype(np.int64)
+    nf = binned.shape[1]
+    brute = np.zeros((nf, 256))
+    for r in rows:
+        for f in range(nf):
+            brute[f, binned[r, f]] += w[r]
+    k = "_serial" if serial else ""
+    alone = np.empty((nf, 256))
+    getattr(hist_module, "build_weight_histogram" + k)(binned, rows, w, alone)
+    np.testing.assert_allclose(alone, brute, rtol=1e-12, atol=1e-12)
+    added = np.ones((nf, 256))
+    getattr(hist_module, "add_weight_histogram" + k)(binned, rows, w, added)
+    np.testing.assert_allclose(added, 1.0 + alone, rtol=1e-12)
+    plain, fused, fused_w = new_histogram(nf), new_histogram(nf), np.empty((nf, 256))
+    build_histogram(binned, rows, g, h, plain)
+    getattr(hist_module, "build_histogram_and_weights" + k)(binned, rows, g, h, w, fused, fused_w)
+    np.testing.assert_array_equal(fused, plain)
+    np.testing.assert_array_equal(fused_w, alone)

@@ -255,3 +255,50 @@ def test_exact_ole_gain_equals_brute_force():
         top = max(brute)
         assert gain[f] == pytest.approx(top[0], rel=1e-10, abs=1e-12)
         assert best_bin[f] == top[1]
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("lam, min_data", [(0.0, 1.0), (2.0, 10.0)])
+def test_exact_gain_bounds_bound_every_features_exact_gain(lam, min_data):
+    """The bound the bounded exact-OLE search prunes with (``exact_gain_bounds``) is at least the
+    exact gain ``best_bin`` returns, for every feature, in nodes that hold part of the queries'
+    documents (pairs leave them) and at the root (none does: only the heavy pairs' crossing term
+    bounds it)."""
+    from reference.histogram import build_weight_histogram
+    from reference.splitting import OLE_EXACT, best_bin, exact_gain_bounds
+
+    d = make_ranking(40, docs_per_query=(5, 30), n_features=6, seed=9)
+    mapper = BinMapper(16).fit(d.X)
+    binned, n_bins = mapper.transform(d.X), mapper.n_bins_
+    s = np.random.default_rng(3).normal(size=d.y.shape[0])
+    g, h, pairs = lambda_gradients(s, d.y, d.group_ptr, "ndcg", 10, return_pairs=True)
+    rng = np.random.default_rng(4)
+    nf = binned.shape[1]
+    for node in range(6):
+        member = np.ones(d.y.shape[0], bool) if node == 0 else rng.random(d.y.shape[0]) < 0.6
+        rows = np.flatnonzero(member).astype(np.int64)
+        inside = member[pairs.i] & member[pairs.j]
+        pi, pj, ph = pairs.i[inside], pairs.j[inside], pairs.h[inside]
+        hist = new_histogram(nf)
+        build_histogram(binned, rows, g, h, hist)
+        pmax, pmin = np.empty((nf, 256)), np.empty((nf, 256))
+        build_pair_histograms(binned, pi, pj, ph, pmax, pmin)
+        w = h.copy()  # h_i minus its pairs inside the node
+        np.subtract.at(w, pi, ph)
+        np.subtract.at(w, pj, ph)
+        w_hist = np.empty((nf, 256))
+        build_weight_histogram(binned, rows, w, w_hist)
+        heavy = ph >= np.quantile(ph, 0.9) if node % 2 == 0 else np.zeros(ph.shape[0], bool)
+        s_max, s_min = np.zeros((nf, 256)), np.zeros((nf, 256))
+        build_pair_histograms(binned, pi[heavy], pj[heavy], ph[heavy], s_max, s_min)
+        G, H, N = g[rows].sum(), h[rows].sum(), float(rows.shape[0])
+        H_exact = H - 2 * ph.sum()
+        bound = np.empty(nf)
+        exact_gain_bounds(hist, w_hist, s_max, s_min, n_bins, np.ones(nf, bool), G, H, N, H_exact, lam, min_data,
+                          1e-3, 1e-9 * H, bound)
+        for f in range(nf):
+            gain, _ = best_bin(hist, n_bins, f, G, H, N, H_exact, OLE_EXACT, lam, min_data, 1e-3, pmax, pmin)
+            assert bound[f] >= gain
+            assert (gain == -np.inf) == (bound[f] == -np.inf)  # the same bins qualify
+        if node > 0:
+            assert np.isfinite(bound).any()  # pairs leave the node: a finite bound
