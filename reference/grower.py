@@ -376,12 +376,13 @@ class TreeGrower:
             if hist is not None:
                 build_histogram(self.binned, rows, self.g, self.h, hist)
             return None, slack
-        out = np.empty((self.binned.shape[1], N_BINS))
         if hist is not None:
+            out = np.empty((self.binned.shape[1], N_BINS))
             self._kernel("build_histogram_and_weights", rows.shape[0] * self.binned.shape[1])(
                 self.binned, rows, self.g, self.h, self._w, hist, out)
         else:
-            self._kernel("build_weight_histogram", rows.shape[0] * self.binned.shape[1])(self.binned, rows, self._w, out)
+            out = np.zeros((self.binned.shape[1], N_BINS))
+            self._kernel("add_weight_histogram", rows.shape[0] * self.binned.shape[1])(self.binned, rows, self._w, out)
         return out, 0.0
 
     def _heavy(self, pairs):

@@ -73,7 +73,9 @@ def subtract_histogram(parent, child, out):
 def build_pair_histograms(binned, pi, pj, ph, out_max, out_min):
     """For exact OLE: per feature, Σ h_ij of the node's pairs by the larger and by the smaller
     bin of the pair's two documents (a pair is inside the left child of "bin <= b" iff its larger
-    bin is <= b, inside the right child iff its smaller bin is > b)."""
+    bin is <= b, inside the right child iff its smaller bin is > b). The loop is
+    :func:`build_pair_histogram_feature`'s, written out rather than called per feature: calling it
+    measured 12 % slower at 1 thread (2 M pairs × 136 features)."""
     n_features = binned.shape[1]
     for f in prange(n_features):
         for b in range(N_BINS):
@@ -123,22 +125,9 @@ def build_pair_histograms_of(binned, features, pi, pj, ph, out_max, out_min):
 
 
 @njit(cache=True, parallel=True)
-def build_weight_histogram(binned, rows, w, out):
-    """``out[f, b] = Σ w`` over ``rows`` (one channel; ``w`` indexed by row, prange over features)."""
-    n = rows.shape[0]
-    ow = np.empty(n)
-    for t in range(n):
-        ow[t] = w[rows[t]]
-    for f in prange(binned.shape[1]):
-        for b in range(N_BINS):
-            out[f, b] = 0.0
-        for t in range(n):
-            out[f, binned[rows[t], f]] += ow[t]
-
-
-@njit(cache=True, parallel=True)
 def add_weight_histogram(binned, rows, w, out):
-    """``out[f, b] += Σ w`` over ``rows`` (``w`` indexed by row; prange over features)."""
+    """``out[f, b] += Σ w`` over ``rows`` (``w`` indexed by row; prange over features); on a zeroed
+    ``out``, the node's weight histogram."""
     n = rows.shape[0]
     ow = np.empty(n)
     for t in range(n):
@@ -156,6 +145,5 @@ def _serial(kernel):
 
 build_pair_histograms_serial = _serial(build_pair_histograms)
 build_pair_histograms_of_serial = _serial(build_pair_histograms_of)
-build_weight_histogram_serial = _serial(build_weight_histogram)
 add_weight_histogram_serial = _serial(add_weight_histogram)
 build_histogram_and_weights_serial = _serial(build_histogram_and_weights)

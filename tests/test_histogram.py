@@ -77,8 +77,8 @@ def test_weight_histograms(small_ranking, serial):
         for f in range(nf):
             brute[f, binned[r, f]] += w[r]
     k = "_serial" if serial else ""
-    alone = np.empty((nf, 256))
-    getattr(hist_module, "build_weight_histogram" + k)(binned, rows, w, alone)
+    alone = np.zeros((nf, 256))
+    getattr(hist_module, "add_weight_histogram" + k)(binned, rows, w, alone)
     np.testing.assert_allclose(alone, brute, rtol=1e-12, atol=1e-12)
     added = np.ones((nf, 256))
     getattr(hist_module, "add_weight_histogram" + k)(binned, rows, w, added)

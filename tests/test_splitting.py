@@ -264,7 +264,7 @@ def test_exact_gain_bounds_bound_every_features_exact_gain(lam, min_data):
     exact gain ``best_bin`` returns, for every feature, in nodes that hold part of the queries'
     documents (pairs leave them) and at the root (none does: only the heavy pairs' crossing term
     bounds it)."""
-    from reference.histogram import build_weight_histogram
+    from reference.histogram import add_weight_histogram
     from reference.splitting import OLE_EXACT, best_bin, exact_gain_bounds
 
     d = make_ranking(40, docs_per_query=(5, 30), n_features=6, seed=9)
@@ -286,8 +286,8 @@ def test_exact_gain_bounds_bound_every_features_exact_gain(lam, min_data):
         w = h.copy()  # h_i minus its pairs inside the node
         np.subtract.at(w, pi, ph)
         np.subtract.at(w, pj, ph)
-        w_hist = np.empty((nf, 256))
-        build_weight_histogram(binned, rows, w, w_hist)
+        w_hist = np.zeros((nf, 256))
+        add_weight_histogram(binned, rows, w, w_hist)
         heavy = ph >= np.quantile(ph, 0.9) if node % 2 == 0 else np.zeros(ph.shape[0], bool)
         s_max, s_min = np.zeros((nf, 256)), np.zeros((nf, 256))
         build_pair_histograms(binned, pi[heavy], pj[heavy], ph[heavy], s_max, s_min)
