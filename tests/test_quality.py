@@ -23,22 +23,26 @@ def test_quick_run_writes_every_output_reuses_its_store_and_marks_only_significa
     from comparisons.__main__ import main
 
     out = tmp_path / "q"
-    args = ["quality", "--data", str(letor_folder), "--quick", "--engines", "lightgbm", "--objectives",
-            "native lambdarank,ours ndcg@10,ours xendcg", "--out", str(out)]
+    args = ["quality", "--data", str(letor_folder), "--quick", "--seeds", "2", "--engines", "lightgbm",
+            "--objectives", "native lambdarank,ours ndcg@10,ours xendcg", "--out", str(out)]
     assert main(args) == 0
     for name in ("quality.md", "quality.csv", "summary.json", "quality.png"):
         assert (out / name).stat().st_size > 0
     rows = json.loads((out / "summary.json").read_text())["rows"]
     assert {r["system"] for r in rows} == {"native lambdarank", "ours ndcg@10", "ours xendcg"}
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["cap"]["tasks"] == 12 and 0 <= summary["cap"]["share_below_cap"] <= 1
+    (power,) = summary["power"].values()
+    assert power["n_queries"] == 24 and power["mde"] > 0  # 2 folds x 12 test queries
     for r in rows:
-        assert 0 <= r["ndcg@10"] <= 1 and r["folds"] == 2
+        assert 0 <= r["ndcg@10"] <= 1 and r["folds"] == 2 and r["seeds"] == 2
         if r["system"] != "native lambdarank":
             assert 0 < r["ndcg@10 p_holm"] <= 1
             assert r["ndcg@10 significant"] == (r["ndcg@10 p_holm"] < 0.05)
     md = (out / "quality.md").read_text()
-    assert "LightGBM convention" in md and "Holm" in md
+    assert "LightGBM convention" in md and "Holm" in md and "80 % power" in md and "below the cap" in md
     stored = sorted((out / "runs").glob("*.json"))
-    assert len(stored) == 6  # 2 folds x 3 systems
+    assert len(stored) == 12  # 2 folds x 3 systems x 2 seeds
     mtimes = [p.stat().st_mtime for p in stored]
     assert main(args) == 0  # the second run computes nothing
     assert [p.stat().st_mtime for p in stored] == mtimes
@@ -80,3 +84,80 @@ def test_every_system_name_can_be_given_to_objectives():
     parse = csv_arg(quality.OBJECTIVE_NAMES)
     assert parse(",".join(quality.OBJECTIVE_NAMES)) == quality.OBJECTIVE_NAMES
     assert set(quality.DEFAULT_SYSTEMS) <= set(quality.OBJECTIVE_NAMES)
+
+
+def _result(values, best=10, rounds=100):
+    """A task result as ``one_task`` returns it: the same per-query ``values`` for every metric."""
+    return {"test": {m: list(values) for m in quality.METRICS}, "seconds": 1.0, "best_iteration": best,
+            "rounds": rounds}
+
+
+def _cfg(system, fold, seed, engine="lightgbm"):
+    return {"data_label": "d", "engine": engine, "system": system, "fold": fold, "seed": seed}
+
+
+def test_seeds_are_averaged_per_query_before_the_paired_test():
+    base = [_result([0.5, 0.5, 0.5])]
+    # two seeds whose per-query mean is exactly the baseline: no difference, p = 1
+    ours = [_result([0.7, 0.3, 0.9]), _result([0.3, 0.7, 0.1])]
+    results = [(_cfg("native lambdarank", "Fold1", 0), base[0])]
+    results += [(_cfg("ours ndcg", "Fold1", s), r) for s, r in enumerate(ours)]
+    rows, _, _ = quality.summarise(results)
+    row = next(r for r in rows if r["system"] == "ours ndcg")
+    assert row["seeds"] == 2 and row["ndcg@10"] == pytest.approx(0.5)
+    assert row["ndcg@10 diff"] == pytest.approx(0.0) and row["ndcg@10 p"] == 1.0
+    np.testing.assert_allclose(quality.seed_means(ours)["ndcg@10"], [0.5, 0.5, 0.5])
+
+
+def test_holm_runs_over_the_primary_family_and_the_secondary_family_separately(monkeypatch):
+    # p-values handed out in call order: 3 systems x 6 metrics, by hand
+    pvals = iter([0.01, 0.2, 0.3, 0.01, 0.02, 0.5] * 3)
+    monkeypatch.setattr(quality, "sign_flip_pvalue", lambda d: next(pvals))
+    results = [(_cfg("native lambdarank", "Fold1", 0), _result([0.5, 0.6]))]
+    results += [(_cfg(s, "Fold1", 0), _result([0.7, 0.8])) for s in ("ours a", "ours b", "ours c")]
+    rows, power, _ = quality.summarise(results)
+    tested = [r for r in rows if "ndcg@10 p" in r]
+    assert len(tested) == 3
+    order = quality.METRICS
+    # the primary family has 3 members, each p = 0.01 (METRICS[3] is ndcg@10): Holm gives 0.03 for all,
+    # where one Holm over all 18 tests would give 0.18
+    assert order[3] == "ndcg@10"
+    assert [r["ndcg@10 p"] for r in tested] == [0.01] * 3
+    np.testing.assert_allclose([r["ndcg@10 p_holm"] for r in tested], [0.03] * 3)
+    assert all(r["ndcg@10 significant"] for r in tested)
+    # ndcg@1's 0.01 sits in the secondary family of 15: 15 x 0.01, not significant
+    np.testing.assert_allclose([r["ndcg@1 p_holm"] for r in tested], [0.15] * 3)
+    # the secondary family: 3 systems x 5 metrics = 15 tests, each adjusted within those 15 only
+    secondary = [(r, m) for r in tested for m in order if m != "ndcg@10"]
+    assert len(secondary) == 15
+    np.testing.assert_allclose([r[m + " p_holm"] for r, m in secondary],
+                               quality.holm([r[m + " p"] for r, m in secondary]))
+    assert power["d"]["family"] == 3
+
+
+def test_power_statement_and_cap_share_by_hand():
+    rng = np.random.default_rng(1)
+    base = rng.uniform(0, 1, 400)
+    diff = rng.normal(0.01, 0.1, 400)
+    results = [(_cfg("native lambdarank", "Fold1", 0), _result(base, best=50)),
+               (_cfg("ours ndcg", "Fold1", 0), _result(base + diff, best=100)),  # the cap bound this one
+               (_cfg("ours err", "Fold1", 0), _result(base + diff, best=20)),
+               (_cfg("ours map", "Fold1", 0), _result(base + diff, best=99))]
+    _, power, cap = quality.summarise(results)
+    assert cap == {"tasks": 4, "share_below_cap": 0.75}
+    sd = np.std(diff, ddof=1)
+    assert power["d"]["sd"] == pytest.approx(sd) and power["d"]["n_queries"] == 400
+    # (1.959964 + 0.841621) * sd / sqrt(n)
+    assert power["d"]["mde"] == pytest.approx(2.801585 * sd / 20, rel=1e-5)
+    assert power["d"]["mde_holm"] > power["d"]["mde"]
+
+
+def test_every_objective_of_an_engine_gets_the_same_configurations():
+    for engine, space in quality.SPACE.items():
+        configs = quality.search_configs(engine, 6)
+        assert configs == quality.search_configs(engine, 6) and len(configs) == 6
+        assert len({tuple(c.values()) for c in configs}) == 6
+        assert all(set(c) == set(space) and all(c[k] in space[k] for k in c) for c in configs)
+        assert quality.search_configs(engine, 6, quick=True) == [quality.QUICK[engine]]
+    assert "reg_lambda" in quality.SPACE["xgboost"]
+    assert {"ours ndcg"} <= set(quality.DEFAULT_SYSTEMS)
