@@ -123,8 +123,44 @@ def _synthetic_partitions(n_queries, seed):
     return data, [np.sort(p) for p in parts]
 
 
+def pooled_files(folder):
+    """The data files of a folder without ``Fold*`` subfolders (LightGBM's example layout:
+    ``rank.train``, ``rank.test``, each with its ``.query`` group file), in name order."""
+    files = sorted(p for p in Path(folder).iterdir()
+                   if p.is_file() and p.suffix not in (".query", ".group", ".md") and not p.name.startswith("."))
+    if not files:
+        raise FileNotFoundError(f"{folder}: no Fold1..5 subfolders and no data files")
+    return files
+
+
+def _pooled_partitions(folder, seed):
+    """Every file of ``folder`` pooled (query ids made distinct per file) and split by query into five
+    parts with a fixed seed: a data set shipped without folds gets LETOR's 3/1/1 fold table."""
+    import scipy.sparse as sp
+
+    from lambda_objectives.io import RankingData, load_letor
+
+    parts = [load_letor(f) for f in pooled_files(folder)]
+    width = max(d.X.shape[1] for d in parts)
+    X = np.vstack([np.pad(d.X.toarray() if sp.issparse(d.X) else d.X, ((0, 0), (0, width - d.X.shape[1])))
+                   for d in parts])
+    offsets = np.cumsum([0] + [int(d.qid.max()) + 1 for d in parts[:-1]])
+    qid = np.concatenate([d.qid - d.qid.min() + o for d, o in zip(parts, offsets)])
+    ptr = np.concatenate([[0], np.cumsum(np.concatenate([d.group for d in parts]))])
+    data = RankingData(X, np.concatenate([d.y for d in parts]), qid, ptr, path=str(folder))
+    split = np.array_split(np.random.default_rng(seed).permutation(data.n_queries), 5)
+    return data, [np.sort(p) for p in split]
+
+
 def load_fold(data, fold):
-    """``(train, vali, test)`` of ``fold`` from a LETOR folder or ``"synthetic:mslr:N:SEED"``."""
+    """``(train, vali, test)`` of ``fold`` from a LETOR folder, ``"synthetic:mslr:N:SEED"`` or
+    ``"pooled:SEED:FOLDER"`` (a folder without folds, split by :func:`_pooled_partitions`)."""
+    if str(data).startswith("pooled:"):
+        _, seed, folder = str(data).split(":", 2)
+        full, parts = _pooled_partitions(folder, int(seed))
+        train, vali, test = FOLD_TABLE[fold]
+        return (full.subset(np.sort(np.concatenate([parts[p] for p in train]))), full.subset(parts[vali]),
+                full.subset(parts[test]))
     if str(data).startswith("synthetic:"):
         _, _, n, seed = str(data).split(":")
         full, parts = _synthetic_partitions(int(n), int(seed))

@@ -386,12 +386,21 @@ def _validate(a):
     datasets = []
     wanted = a.folds.split(",") if a.folds else None
     for d in a.data:
-        # names a missing folder, fold or split file (vali.txt too: selection and early stopping need it)
-        folds = load_letor_folds(d, folds=wanted)
-        names = [f.name for f in folds]
-        if a.quick:
-            names = names[:2]
-        datasets.append((str(Path(d).resolve()), str(d), names))
+        if Path(d).is_dir() and not any(Path(d).glob("Fold*")):
+            # shipped without folds (yahoo-sample: rank.train/rank.test + .query): pooled, five folds
+            from .paper import FOLD_TABLE, pooled_files
+
+            files = pooled_files(d)
+            names = [f for f in FOLD_TABLE if wanted is None or f in wanted]
+            if wanted and len(names) != len(wanted):
+                raise ValueError(f"--folds {a.folds}: {d} is split into Fold1..Fold5")
+            key = f"pooled:{a.seed}:{Path(d).resolve()}"
+            label = f"{Path(d).name} ({' + '.join(f.name for f in files)} pooled, five folds by query)"
+        else:
+            # names a missing folder, fold or split file (vali.txt too: selection and early stopping need it)
+            names = [f.name for f in load_letor_folds(d, folds=wanted)]
+            key, label = str(Path(d).resolve()), str(d)
+        datasets.append((key, label, names[:2] if a.quick else names))
     if a.synthetic:
         n = 300 if a.quick else a.synthetic
         names = ["Fold1", "Fold2"] if a.quick else [f"Fold{i}" for i in range(1, 6)]

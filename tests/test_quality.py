@@ -161,3 +161,30 @@ def test_every_objective_of_an_engine_gets_the_same_configurations():
         assert quality.search_configs(engine, 6, quick=True) == [quality.QUICK[engine]]
     assert "reg_lambda" in quality.SPACE["xgboost"]
     assert {"ours ndcg"} <= set(quality.DEFAULT_SYSTEMS)
+
+
+def test_a_folder_without_folds_is_pooled_and_split_by_query(tmp_path):
+    # LightGBM's example layout (yahoo-sample): rank.train / rank.test with .query group files, no qid:
+    from comparisons.__main__ import main
+    from comparisons.paper import load_fold
+    from lambda_objectives import make_ranking
+
+    folder = tmp_path / "nofolds"
+    folder.mkdir()
+    for name, nq, seed in (("rank.train", 30, 1), ("rank.test", 10, 2)):
+        d = make_ranking(nq, docs_per_query=(4, 9), n_features=5, seed=seed)
+        lines = [f"{int(y)} " + " ".join(f"{j + 1}:{v:.6g}" for j, v in enumerate(x)) for x, y in zip(d.X, d.y)]
+        (folder / name).write_text("\n".join(lines) + "\n")
+        (folder / f"{name}.query").write_text("\n".join(str(g) for g in d.group) + "\n")
+    seen = []
+    for fold in ("Fold1", "Fold2"):
+        tr, va, te = load_fold(f"pooled:0:{folder}", fold)
+        assert tr.n_queries + va.n_queries + te.n_queries == 40
+        assert not set(tr.qid) & set(te.qid) and not set(va.qid) & set(te.qid)
+        seen.append(set(te.qid))
+    assert not seen[0] & seen[1]  # test parts of different folds are disjoint
+    out = tmp_path / "q"
+    assert main(["quality", "--data", str(folder), "--quick", "--seeds", "1", "--engines", "lightgbm",
+                 "--objectives", "native lambdarank,ours ndcg", "--out", str(out)]) == 0
+    rows = json.loads((out / "summary.json").read_text())["rows"]
+    assert {r["folds"] for r in rows} == {2} and "pooled" in rows[0]["data"]
