@@ -294,7 +294,7 @@ def report(agg, args, out):
     diff_rows = ["| system | leaves | lr | " + " | ".join(f"{m.upper()} OLE − SE [95% CI]" for m in MEASURES) + " |",
                  "|---|---:|---:|" + "---|" * len(MEASURES)]
     csv = ["system,leaves,learning_rate,criterion," + ",".join(MEASURES + EXTRA)]
-    counts, loss_diffs, overheads, diag_rows = {}, [], [], []
+    counts, loss_diffs, overheads, diag_rows, power_sd = {}, [], [], [], {}
     for system in args.systems:
         crits = [c for c in SYSTEM_CRITERIA[system] if c in args.criteria]
         ole = PAPER_OLE[system]
@@ -317,6 +317,9 @@ def report(agg, args, out):
                         flag = mark(d, lo, hi)
                         cell += f" {flag}" if flag else ""
                         dcols.append(f"{d:+.2f} [{lo:+.2f}, {hi:+.2f}]{' ' + flag if flag else ''}")
+                        if m == "ndcg@10":
+                            diffs = got[ole]["per_query"][m] - got["se"]["per_query"][m]
+                            power_sd.setdefault(SYSTEMS[system], []).append((float(np.std(diffs, ddof=1)), diffs.size))
                         c = counts.setdefault(SYSTEMS[system], {"cells": 0, "ole_by_0.1": 0, "ole_significant": 0,
                                                                  "se_significant": 0})
                         c["cells"] += 1
@@ -337,8 +340,18 @@ def report(agg, args, out):
     conv = convention_label(args.convention)
     n_queries = {s: int(next(v["per_query"]["ndcg@10"].size for k, v in agg.items() if k[0] == s))
                  for s in args.systems if any(k[0] == s for k in agg)}
+    power = {}
+    for name, pairs in power_sd.items():
+        from .quality import mde
+
+        sd, n = float(np.median([p[0] for p in pairs])), int(max(p[1] for p in pairs))
+        power[name] = {"sd_points": 100 * sd, "test_queries": n, "detectable_points": 100 * mde(sd, n)}
+    power_line = ("Power: the OLE − SE NDCG@10 difference detectable at 80 % power (two-sided α = 0.05, normal "
+                  "approximation, from the median per-query sd of the paired difference over the cells): " +
+                  "; ".join(f"{k} {v['detectable_points']:.2f} points (sd {v['sd_points']:.1f}, {v['test_queries']} "
+                            "pooled test queries)" for k, v in power.items()) + "." if power else "")
     summary = {
-        "data": str(args.data_label), "folds": folds, "criteria": args.criteria, "protocol": protocol,
+        "data": str(args.data_label), "folds": folds, "power_ndcg10": power, "criteria": args.criteria, "protocol": protocol,
         "convention": conv, "err": "full-list ERR (and ERR@10), R = (2^g − 1)/2^max_grade, max_grade of the data set",
         "significance": "95% paired t interval of per-query OLE − SE pooled over folds; ** (OLE) / vv (SE) when "
                         "|OLE − SE| > 0.1 point and the interval excludes 0",
@@ -358,7 +371,7 @@ def report(agg, args, out):
           f"(the paper's, exact second derivatives) / OLE-diag (Newton, diagonal), ΔNDCG@{args.k} lambdas; "
           "McRank: SE / OLE. "
           "`**`: OLE − SE > 0.1 point and its 95% paired CI over pooled test queries excludes 0; `vv`: the same "
-          "for SE.", "", *rows, "", "## OLE − SE with 95% paired confidence intervals (points)", "", *diff_rows, ""]
+          "for SE.", "", *([power_line, ""] if power_line else []), *rows, "", "## OLE − SE with 95% paired confidence intervals (points)", "", *diff_rows, ""]
     if args.paper_table:
         md += _beside(agg, args)
     md += ["## Summary", "", "```", json.dumps(summary, indent=2), "```", ""]

@@ -56,6 +56,11 @@ def test_quick_grid_runs_every_criterion_per_system_with_the_papers_protocol(let
     assert doc["max_label"] == 4.0  # ERR's grade scale: the data set's, not each split's
     summary = json.loads((out / "summary.json").read_text())
     assert summary["paper_tables_counts_ole_by_0.1"] == {"McRank": "46/48", "LambdaMART": "40/48"}
+    # the power statement: 2.8016 · sd / sqrt(n) per system, from the paired OLE − SE differences
+    for name, v in summary["power_ndcg10"].items():
+        assert v["detectable_points"] == pytest.approx(2.801585 * v["sd_points"] / np.sqrt(v["test_queries"]),
+                                                       rel=1e-4)
+    assert "detectable at 80 % power" in table
     assert summary["paper_text"]["cells_ole_beats_se_by_0.1pt (the text's count)"]["McRank"] == "68/72"
     assert (out / "figure2.png").stat().st_size > 1000
     capsys.readouterr()
