@@ -332,8 +332,12 @@ def verdicts(rows, engines):
             wins = [r["system"] for r in rs if r.get(PRIMARY + " significant") and r[PRIMARY + " diff"] > 0
                     and r["system"].startswith("ours")]
             losses = [r["system"] for r in rs if r.get(PRIMARY + " significant") and r[PRIMARY + " diff"] < 0]
-            text = (f"{', '.join(wins)} significantly better than {BASELINE[e]}" if wins
-                    else f"no objective of ours significantly better than {BASELINE[e]}")
+            if not any(r["system"].startswith("ours") for r in rs):
+                text = f"natives only (none of our objectives runs inside {e})"
+            elif wins:
+                text = f"{', '.join(wins)} significantly better than {BASELINE[e]}"
+            else:
+                text = f"no objective of ours significantly better than {BASELINE[e]}"
             if losses:
                 text += f"; significantly worse: {', '.join(losses)}"
             if best_native and best_native != BASELINE[e]:

@@ -152,6 +152,21 @@ def test_power_statement_and_cap_share_by_hand():
     assert power["d"]["mde_holm"] > power["d"]["mde"]
 
 
+def test_verdicts_name_the_winners_or_say_none():
+    rows = [{"data": "d", "engine": "lightgbm", "system": "native lambdarank", "ndcg@10": 0.5},
+            {"data": "d", "engine": "lightgbm", "system": "native rank_xendcg", "ndcg@10": 0.6,
+             "ndcg@10 diff": 0.1, "ndcg@10 significant": False},
+            {"data": "d", "engine": "lightgbm", "system": "ours ndcg", "ndcg@10": 0.55,
+             "ndcg@10 diff": 0.05, "ndcg@10 significant": True},
+            {"data": "d", "engine": "catboost", "system": "native LambdaMart NDCG", "ndcg@10": 0.5}]
+    got = {v["engine"]: v["text"] for v in quality.verdicts(rows, ["lightgbm", "catboost"])}
+    assert got["lightgbm"] == ("ours ndcg significantly better than native lambdarank "
+                               "(best native by point estimate: native rank_xendcg)")
+    assert got["catboost"].startswith("natives only")
+    rows[2]["ndcg@10 significant"] = False
+    assert quality.verdicts(rows, ["lightgbm"])[0]["text"].startswith("no objective of ours")
+
+
 def test_every_objective_of_an_engine_gets_the_same_configurations():
     for engine, space in quality.SPACE.items():
         configs = quality.search_configs(engine, 6)
