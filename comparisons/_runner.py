@@ -11,6 +11,7 @@ results travel back to this process, which writes the store).
 
 import multiprocessing
 import sys
+import threading
 import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -57,7 +58,7 @@ def _batches(mine, configs, batch_by):
 
 
 def run_grid(configs, func, store, *, args=(), jobs=1, scheduler=None, force=False, desc="runs", meta=None,
-             on_result=None, poll_seconds=2.0, isolate=False, batch_by=None):
+             on_result=None, poll_seconds=2.0, isolate=False, batch_by=None, refresh_seconds=60.0):
     """Results ``[(config, result)]`` for every config, computing only what the store lacks.
 
     Parameters
@@ -83,7 +84,15 @@ def run_grid(configs, func, store, *, args=(), jobs=1, scheduler=None, force=Fal
         the other (each still stored as its own cell), so a process's start-up (imports, compiled
         kernels, a loaded fold) is paid once per batch, not once per cell. With ``isolate`` the
         key must keep engines that must not share a process apart. Dask runs ignore it.
+    refresh_seconds : float
+        How often the locks of the cells this run computes are refreshed (another host takes a lock
+        over after ``store.stale_seconds`` without refresh).
+
+    The store keys every cell on its config, the data files it reads, the code of ``lambda_objectives``,
+    ``reference`` and ``func``'s module, and the package versions; reused cells are reported.
     """
+    store.use_code(func.__module__)  # a change to the code computing a cell invalidates its results
+    started = time.time()
     results, todo, reused = {}, [], 0
     for i, cfg in enumerate(configs):
         res = None if force else store.load(cfg)
@@ -99,6 +108,9 @@ def run_grid(configs, func, store, *, args=(), jobs=1, scheduler=None, force=Fal
         (mine if store.claim(configs[i]) else waiting).append(i)
     log(f"{desc}: {len(configs)} cells, {reused} reused from {store.folder}, {len(mine)} to compute"
         + (f", {len(waiting)} being computed by another run (waiting for them)" if waiting else ""))
+    if reused:
+        log(f"{desc}: reused {reused} stored cell(s) computed with the same configuration, data files (SHA-256), "
+            f"code and package versions; --force recomputes them")
 
     def finished(i, res):
         store.save(configs[i], res, meta)
@@ -107,6 +119,16 @@ def run_grid(configs, func, store, *, args=(), jobs=1, scheduler=None, force=Fal
         if on_result is not None:
             on_result(configs[i], res)
 
+    stop = threading.Event()
+
+    def keep_locks():  # another host judges a lock stale when it is not refreshed
+        while not stop.wait(refresh_seconds):
+            for i in list(mine):
+                if i not in results:
+                    store.refresh(configs[i])
+
+    refresher = threading.Thread(target=keep_locks, daemon=True)
+    refresher.start()
     try:
         if scheduler is not None:
             _run_dask(configs, func, args, mine, scheduler, finished, desc)
@@ -132,19 +154,25 @@ def run_grid(configs, func, store, *, args=(), jobs=1, scheduler=None, force=Fal
                         futures = [pool.submit(_run_batch, func, batch, args) for batch in batches]
                         for fut in as_completed(futures):
                             collect(fut.result())
+        for i in waiting:
+            log(f"waiting for a cell locked by {store.holder(configs[i]) or 'another run'}: {store.lock_path(configs[i])} "
+                f"(taken over when its process has exited, or after {store.stale_seconds:.0f} s without refresh "
+                "for another host's lock)")
+            while i not in results:
+                # with force, an older stored result is not the one being waited for
+                res = store.load(configs[i], newer_than=started if force else None)
+                if res is not None:
+                    results[i] = res
+                elif store.claim(configs[i]):  # the other run died, or its lock went stale: compute it here
+                    mine.append(i)
+                    finished(i, func(configs[i], *args))
+                else:
+                    time.sleep(poll_seconds)
     finally:
+        stop.set()
         for i in mine:
             if i not in results:
                 store.release(configs[i])
-    for i in waiting:
-        while i not in results:
-            res = store.load(configs[i])
-            if res is not None:
-                results[i] = res
-            elif store.claim(configs[i]):  # the other run died: compute it here
-                finished(i, func(configs[i], *args))
-            else:
-                time.sleep(poll_seconds)
     return [(configs[i], results[i]) for i in range(len(configs))]
 
 

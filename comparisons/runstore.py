@@ -1,21 +1,43 @@
-"""A resumable store of finished runs: one JSON file per run, named by its config hash.
+"""A resumable store of finished runs: one JSON file per run, named by the hash of what made it.
 
 A run file holds the config, the result, package versions, machine, and a checksum of the
 result. It is written atomically (temporary file + rename), so an interrupted grid loses nothing
 and leaves no half-written file under the final name; a file that does not parse, lacks the
 completeness mark, fails its checksum or holds another config is reported and redone.
 
-The store key is the config plus ``key`` (by default the versions of this package, numba,
-numpy and the engines: a result computed by other code is never reused). A cell being computed
-holds a lock file (``claim``/``release``), so two runs into one folder never compute it twice; a
-lock left by a dead process on this host is taken over.
+A cell is keyed on everything that made it, so a result is reused only when recomputing it
+would give the same numbers:
+
+* the config;
+* the versions of this package, numba, numpy and the engines (:func:`version_key`);
+* the code that computes a cell (:func:`code_hash`: the source of ``lambda_objectives``,
+  ``reference`` and the module of the function a grid runs), because the package's version
+  string does not change with every edit;
+* the data files (:func:`data_fingerprint`): the SHA-256 of every file of the config's
+  ``data`` folder (of its ``fold`` sub-folder when there is one), computed once per file and
+  process and recomputed when a file's size or modification time changes, because the path
+  alone says nothing about what the files held.
+
+A cell being computed holds a lock file (``claim``/``release``) recording the holder's host,
+pid, process start time and boot id, refreshed while the cell runs (``refresh``), so two runs
+into one folder never compute it twice. A lock is stale, and taken over with a message naming
+its file, when its process has died, when its pid now belongs to another process (another start
+time, or another boot), or, for a lock of another host (whose processes cannot be checked from
+here), when it has not been refreshed for ``stale_seconds``.
 """
 
 import hashlib
+import importlib.util
 import json
 import os
 import socket
+import time
 from pathlib import Path
+
+#: seconds without a refresh after which another host's lock is stale (holders refresh every minute)
+STALE_SECONDS = 600.0
+#: seconds after which a lock file that cannot be read (its writer died mid-write) is stale
+_UNREADABLE_GRACE = 60.0
 
 
 def version_key():
@@ -40,70 +62,89 @@ def _checksum(result):
     return hashlib.sha256(json.dumps(result, sort_keys=True, default=float).encode()).hexdigest()
 
 
-class RunStore:
-    """Runs under ``folder``; ``prefix`` names the experiment."""
+def _sources(module):
+    """``(folder, .py files)`` of ``module`` (every file of a package); no files when it is not importable."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None, []
+    if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+        return None, []
+    origin = Path(spec.origin)
+    if spec.submodule_search_locations:  # a package: all of it
+        return origin.parent, sorted(p for p in origin.parent.rglob("*.py") if "__pycache__" not in p.parts)
+    return origin.parent, [origin]
 
-    def __init__(self, folder, prefix="run", key=None):
-        self.folder = Path(folder)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self.prefix = prefix
-        self.key = version_key() if key is None else key
-        self.redone = []
 
-    def path(self, config):
-        return self.folder / f"{self.prefix}-{config_hash({'config': config, 'key': self.key})}.json"
+def code_hash(modules=("lambda_objectives", "reference")):
+    """SHA-256 (16 hex digits) of the source files of ``modules`` (packages: every ``.py`` file)."""
+    h = hashlib.sha256()
+    for module in sorted(set(modules)):
+        h.update(module.encode() + b"\0")
+        root, files = _sources(module)
+        for f in files:
+            h.update(str(f.relative_to(root)).encode() + b"\0")
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
 
-    def _lock(self, config):
-        return self.path(config).with_suffix(".lock")
 
-    def claim(self, config):
-        """Take the lock of ``config``'s cell; ``False`` when another live process holds it."""
-        lock = self._lock(config)
-        me = f"{socket.gethostname()} {os.getpid()}"
-        for _ in range(2):
-            try:
-                fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-            except FileExistsError:
-                try:
-                    host, pid = lock.read_text().split()
-                except (OSError, ValueError):
-                    return False  # being written right now, or not ours to judge
-                if host != socket.gethostname() or _alive(int(pid)):
-                    return False
-                lock.unlink(missing_ok=True)  # its process died: take it over
-                continue
-            with os.fdopen(fd, "w") as f:
-                f.write(me)
-            return True
-        return False
+_DIGESTS = {}
 
-    def release(self, config):
-        self._lock(config).unlink(missing_ok=True)
 
-    def load(self, config):
-        """The stored result of ``config``, or ``None`` (missing, or corrupt and to be redone)."""
-        p = self.path(config)
-        if not p.exists():
-            return None
-        try:
-            doc = json.loads(p.read_text())
-            ok = (doc.get("complete") is True and doc.get("config") == json.loads(json.dumps(config, default=str))
-                  and doc.get("key") == json.loads(json.dumps(self.key, default=str))
-                  and doc.get("checksum") == _checksum(doc.get("result")))
-        except (ValueError, AttributeError):
-            ok = False
-        if not ok:
-            self.redone.append(str(p))
-            return None
-        return doc["result"]
+def file_digest(path):
+    """SHA-256 of a file's bytes, computed again only when its size or modification time changed."""
+    path = Path(path)
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _DIGESTS:
+        h = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        _DIGESTS[key] = h.hexdigest()
+    return _DIGESTS[key]
 
-    def save(self, config, result, meta=None):
-        p = self.path(config)
-        doc = {"config": config, "key": self.key, "result": result, "meta": meta or {}, "checksum": _checksum(result), "complete": True}
-        tmp = p.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps(doc, default=float))
-        os.replace(tmp, p)
-        return p
+
+def data_fingerprint(config):
+    """``{file: sha256}`` of the data a config reads, or ``None`` when it names no existing file or
+    folder (synthetic data: the code that generates it is in :func:`code_hash`).
+
+    ``config["data"]`` a file: that file; a folder with ``config["fold"]`` as a sub-folder (any
+    case): that sub-folder's files; any other folder: every file under it. Hidden files are skipped.
+    """
+    data = config.get("data") if isinstance(config, dict) else None
+    if not isinstance(data, str) or data.startswith("synthetic:"):
+        return None
+    root = Path(data)
+    if root.is_file():
+        return {root.name: file_digest(root)}
+    if not root.is_dir():
+        return None
+    where = root
+    fold = config.get("fold")
+    if isinstance(fold, str):
+        sub = [p for p in root.iterdir() if p.is_dir() and p.name.lower() == fold.lower()]
+        where = sub[0] if sub else root
+    files = sorted(p for p in where.rglob("*") if p.is_file()
+                   and not any(part.startswith(".") for part in p.relative_to(root).parts))
+    return {str(p.relative_to(root)): file_digest(p) for p in files}
+
+
+def _boot_id():
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return None
+
+
+def _start_time(pid):
+    """The start time of process ``pid`` (clock ticks after boot, Linux ``/proc``), or ``None``."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # the command name (field 2) may hold spaces and parentheses: fields after its last ")"
+    return stat.rsplit(")", 1)[1].split()[19]
 
 
 def _alive(pid):
@@ -113,4 +154,177 @@ def _alive(pid):
         return False
     except PermissionError:
         return True
+    except OverflowError:
+        return False
     return True
+
+
+def _me():
+    return {"host": socket.gethostname(), "pid": os.getpid(), "start": _start_time(os.getpid()),
+            "boot": _boot_id()}
+
+
+class RunStore:
+    """Runs under ``folder``; ``prefix`` names the experiment.
+
+    Parameters
+    ----------
+    key : dict, optional
+        The versions a result depends on (default :func:`version_key`).
+    code : iterable of str
+        Modules whose source a result depends on (hashed by :func:`code_hash`);
+        :func:`comparisons._runner.run_grid` adds the module of the function it runs.
+    stale_seconds : float
+        Seconds without a refresh after which another host's lock is taken over.
+    """
+
+    def __init__(self, folder, prefix="run", key=None, code=("lambda_objectives", "reference"),
+                 stale_seconds=STALE_SECONDS):
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.prefix = prefix
+        self.key = version_key() if key is None else key
+        self.modules = tuple(sorted(set(code)))
+        self.code = code_hash(self.modules)
+        self.stale_seconds = float(stale_seconds)
+        self.redone = []
+        self.messages = []
+
+    def use_code(self, *modules):
+        """Add ``modules`` to the code a result depends on (before any cell is looked up)."""
+        self.modules = tuple(sorted(set(self.modules) | set(modules)))
+        self.code = code_hash(self.modules)
+
+    def _ident(self, config):
+        return {"config": config, "key": self.key, "code": self.code, "data": data_fingerprint(config)}
+
+    def path(self, config):
+        return self.folder / f"{self.prefix}-{config_hash(self._ident(config))}.json"
+
+    def lock_path(self, config):
+        return self.path(config).with_suffix(".lock")
+
+    def _say(self, message):
+        from ._machine import log
+
+        self.messages.append(message)
+        log(message)
+
+    def _stale(self, lock):
+        """Why the lock file ``lock`` is stale, or ``None`` while its holder may still be running."""
+        try:
+            text = lock.read_text()
+            age = time.time() - lock.stat().st_mtime
+        except FileNotFoundError:
+            return "gone"
+        try:
+            info = json.loads(text)
+            host, pid = info["host"], int(info["pid"])
+        except (ValueError, KeyError, TypeError):
+            try:  # the format before process start times were recorded: "host pid"
+                host, pid = text.split()
+                info, pid = {}, int(pid)
+            except ValueError:
+                return (f"unreadable for {age:.0f} s" if age > _UNREADABLE_GRACE else None)
+        me = _me()
+        if host != me["host"]:
+            # another host's processes cannot be checked from here: its holder refreshes the lock
+            if age > self.stale_seconds:
+                return f"held by pid {pid} on host {host}, not refreshed for {age:.0f} s (> {self.stale_seconds:.0f} s)"
+            return None
+        if info.get("boot") and me["boot"] and info["boot"] != me["boot"]:
+            return f"held by pid {pid} before this host rebooted"
+        if not _alive(pid):
+            return f"held by pid {pid}, which has exited"
+        if info.get("start") and info["start"] != _start_time(pid):
+            return f"held by pid {pid} of an earlier process (pid reused since)"
+        return None
+
+    def claim(self, config):
+        """Take the lock of ``config``'s cell; ``False`` while another live process holds it.
+
+        A stale lock (see the module docstring) is taken over, with a message naming its file.
+        """
+        lock = self.lock_path(config)
+        mine = json.dumps({**_me(), "time": time.time()})
+        for _ in range(3):
+            tmp = lock.with_suffix(f".lock-tmp{os.getpid()}")
+            tmp.write_text(mine)
+            try:
+                os.link(tmp, lock)  # atomic, and the lock is never seen empty
+                return True
+            except FileExistsError:
+                pass
+            except OSError:  # a file system without hard links
+                try:
+                    fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+                except FileExistsError:
+                    pass
+                else:
+                    with os.fdopen(fd, "w") as f:
+                        f.write(mine)
+                    return True
+            finally:
+                tmp.unlink(missing_ok=True)
+            why = self._stale(lock)
+            if why is None:
+                return False
+            if why != "gone":
+                self._say(f"stale lock {lock} ({why}): taking it over")
+                lock.unlink(missing_ok=True)
+        return False
+
+    def holder(self, config):
+        """What the lock file of ``config`` says (for messages), or ``None``."""
+        try:
+            text = self.lock_path(config).read_text()
+        except OSError:
+            return None
+        try:
+            info = json.loads(text)
+            return f"pid {info['pid']} on host {info['host']}"
+        except (ValueError, KeyError, TypeError):
+            return text.strip() or "unknown"
+
+    def refresh(self, config):
+        """Mark the lock of ``config`` as still held (its modification time): run every minute or so."""
+        try:
+            os.utime(self.lock_path(config))
+        except FileNotFoundError:
+            pass
+
+    def release(self, config):
+        self.lock_path(config).unlink(missing_ok=True)
+
+    def load(self, config, newer_than=None):
+        """The stored result of ``config``, or ``None`` (missing, or corrupt and to be redone).
+
+        ``newer_than``: a ``time.time()`` value; an older file counts as missing.
+        """
+        p = self.path(config)
+        try:
+            if not p.exists() or (newer_than is not None and p.stat().st_mtime < newer_than):
+                return None
+        except FileNotFoundError:
+            return None
+        try:
+            doc = json.loads(p.read_text())
+            ok = (doc.get("complete") is True
+                  and {k: doc.get(k) for k in ("config", "key", "code", "data")}
+                  == json.loads(json.dumps(self._ident(config), default=str))
+                  and doc.get("checksum") == _checksum(doc.get("result")))
+        except (ValueError, AttributeError, OSError):
+            ok = False
+        if not ok:
+            self.redone.append(str(p))
+            return None
+        return doc["result"]
+
+    def save(self, config, result, meta=None):
+        p = self.path(config)
+        doc = {**self._ident(config), "result": result, "meta": meta or {}, "checksum": _checksum(result),
+               "complete": True}
+        tmp = p.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps(doc, default=float))
+        os.replace(tmp, p)
+        return p

@@ -78,6 +78,7 @@ def test_cell_claimed_by_another_run_is_waited_for_not_recomputed(tmp_path):
     marks.mkdir()
     store = RunStore(tmp_path / "runs", "t")
     other = RunStore(tmp_path / "runs", "t")
+    other.use_code(square.__module__)  # the other run computes the same cells with the same code
     assert other.claim({"x": 3})  # a concurrent run is computing x=3
 
     import threading

@@ -1,11 +1,16 @@
-"""Tests of comparisons.runstore: atomic, checksummed, version-keyed run files and cell locks."""
+"""Tests of comparisons.runstore: atomic, checksummed run files keyed on what made them, and cell locks."""
 
 import json
 import os
+import socket
 import subprocess
 import sys
+import time
 
-from comparisons.runstore import RunStore, config_hash, version_key
+import pytest
+
+from comparisons._runner import run_grid
+from comparisons.runstore import RunStore, _start_time, config_hash, version_key
 
 
 def test_runstore_resume_corruption_and_atomicity(tmp_path):
@@ -13,7 +18,7 @@ def test_runstore_resume_corruption_and_atomicity(tmp_path):
     cfg = {"a": 1, "b": [1, 2]}
     assert store.load(cfg) is None
     p = store.save(cfg, {"v": 0.5})
-    assert p.name == f"x-{config_hash({'config': cfg, 'key': store.key})}.json" and store.load(cfg) == {"v": 0.5}
+    assert p.name == f"x-{config_hash(store._ident(cfg))}.json" and store.load(cfg) == {"v": 0.5}
     assert not list(tmp_path.glob("*.tmp*"))
     p.write_text(p.read_text()[:20])  # truncated by a crash
     assert store.load(cfg) is None and store.redone == [str(p)]
@@ -50,3 +55,136 @@ def test_claim_is_exclusive_and_a_dead_owner_is_taken_over(tmp_path):
 
     lock.write_text(f"{socket.gethostname()} {int(dead.stdout)}")
     assert store.claim(cfg)  # its process has exited
+
+
+def cell(cfg):
+    """A cell that reads its data file: the data's first line, as a number."""
+    with open(os.path.join(cfg["data"], cfg["fold"], "train.txt")) as fh:
+        return {"v": float(fh.readline().split()[0])}
+
+
+def _folder(tmp_path, first):
+    (tmp_path / "data" / "Fold1").mkdir(parents=True)
+    (tmp_path / "data" / "Fold1" / "train.txt").write_text(f"{first} qid:1 1:0.5\n")
+    return str(tmp_path / "data")
+
+
+def test_changed_data_files_are_recomputed_unchanged_ones_reused_with_a_message(tmp_path, capsys):
+    data = _folder(tmp_path, 1)
+    store = RunStore(tmp_path / "runs", "t")
+    grid = [{"data": data, "fold": "Fold1"}]
+    assert run_grid(grid, cell, store)[0][1] == {"v": 1.0}
+    capsys.readouterr()
+    assert run_grid(grid, cell, RunStore(tmp_path / "runs", "t"))[0][1] == {"v": 1.0}
+    said = capsys.readouterr().out
+    assert "1 reused" in said and "same configuration, data files" in said and "--force" in said
+    # the same path, the same size, new content (the case a path- or size-only key would miss)
+    (tmp_path / "data" / "Fold1" / "train.txt").write_text("2 qid:1 1:0.5\n")
+    assert run_grid(grid, cell, RunStore(tmp_path / "runs", "t"))[0][1] == {"v": 2.0}
+    assert "0 reused" in capsys.readouterr().out
+    # a file of another fold does not invalidate this fold's cells
+    (tmp_path / "data" / "Fold2").mkdir()
+    (tmp_path / "data" / "Fold2" / "train.txt").write_text("5 qid:1 1:0.5\n")
+    assert run_grid(grid, cell, RunStore(tmp_path / "runs", "t"))[0][1] == {"v": 2.0}
+    assert "1 reused" in capsys.readouterr().out
+
+
+def test_changed_code_of_the_cell_is_recomputed(tmp_path, monkeypatch, capsys):
+    import importlib
+
+    (tmp_path / "mod").mkdir()
+    src = tmp_path / "mod" / "cellcode_for_test.py"
+    src.write_text("def f(cfg):\n    return {'v': 1}\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "mod"))
+    mod = importlib.import_module("cellcode_for_test")
+    store_dir = tmp_path / "runs"
+    assert run_grid([{"x": 1}], mod.f, RunStore(store_dir, "t"))[0][1] == {"v": 1}
+    assert run_grid([{"x": 1}], mod.f, RunStore(store_dir, "t"))[0][1] == {"v": 1}
+    assert "1 reused" in capsys.readouterr().out
+    src.write_text("def f(cfg):\n    return {'v': 2}  # fixed\n")
+    mod = importlib.reload(mod)
+    assert run_grid([{"x": 1}], mod.f, RunStore(store_dir, "t"))[0][1] == {"v": 2}
+    store = RunStore(store_dir, "t", code=("lambda_objectives",))  # another package's code: another key
+    assert store.load({"x": 1}) is None
+
+
+def _lock(store, cfg, **info):
+    lock = store.lock_path(cfg)
+    lock.write_text(json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "start": _start_time(os.getpid()),
+                                "boot": None, **info}))
+    return lock
+
+
+def test_lock_of_a_live_process_is_kept_a_reused_pid_or_reboot_is_stale(tmp_path, capsys):
+    store = RunStore(tmp_path, "x")
+    cfg = {"a": 1}
+    _lock(store, cfg)
+    assert not store.claim(cfg)  # this very process holds it
+    lock = _lock(store, cfg, start="1")  # this pid, but another process's start time: the pid was reused
+    assert store.claim(cfg)
+    assert f"stale lock {lock}" in capsys.readouterr().out
+    store.release(cfg)
+    _lock(store, cfg, pid=1, start="0")  # pid 1 of an earlier container
+    assert store.claim(cfg)
+    store.release(cfg)
+    _lock(store, cfg, boot="another-boot")
+    assert store.claim(cfg) and "rebooted" in capsys.readouterr().out
+
+
+def test_another_hosts_lock_waits_until_not_refreshed_then_is_taken_over_naming_the_file(tmp_path, capsys):
+    store = RunStore(tmp_path, "x", stale_seconds=600)
+    cfg = {"a": 1}
+    lock = _lock(store, cfg, host="elsewhere.example", pid=12345)
+    assert not store.claim(cfg)  # cannot be checked from here: trusted while refreshed
+    old = time.time() - 700
+    os.utime(lock, (old, old))
+    assert store.claim(cfg)
+    said = capsys.readouterr().out
+    assert str(lock) in said and "not refreshed for 7" in said and "elsewhere.example" in said
+
+
+def test_unreadable_lock_is_stale_after_a_grace_period(tmp_path):
+    store = RunStore(tmp_path, "x")
+    cfg = {"a": 1}
+    lock = store.lock_path(cfg)
+    lock.write_text("")
+    assert not store.claim(cfg)  # being written right now, perhaps
+    old = time.time() - 120
+    os.utime(lock, (old, old))
+    assert store.claim(cfg)
+
+
+def check_own_lock_refreshed(cfg, lock):
+    before = os.stat(lock).st_mtime_ns
+    deadline = time.time() + 60
+    while os.stat(lock).st_mtime_ns == before:  # the run refreshes it every 0.05 s
+        assert time.time() < deadline, "the lock was never refreshed"
+        time.sleep(0.05)
+    return {"refreshed": True}
+
+
+def test_locks_are_refreshed_while_a_cell_runs(tmp_path):
+    store = RunStore(tmp_path, "x")
+    cfg = {"a": 1}
+    store.use_code(check_own_lock_refreshed.__module__)  # as run_grid does: the lock's name follows the code
+    got = run_grid([cfg], check_own_lock_refreshed, store, args=(str(store.lock_path(cfg)),), refresh_seconds=0.05)
+    assert got[0][1] == {"refreshed": True} and not store.lock_path(cfg).exists()
+
+
+def value(cfg):
+    return {"v": 2}
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_a_run_waiting_on_a_lock_that_is_never_refreshed_ends(tmp_path, force, capsys):
+    store = RunStore(tmp_path, "x", stale_seconds=0.5)
+    cfg = {"a": 1}
+    store.use_code(value.__module__)
+    store.save(cfg, {"v": 1})  # an older result: --force must not take it for the one being waited for
+    _lock(store, cfg, host="elsewhere.example", pid=12345)  # a holder that never refreshes
+    got = run_grid([cfg], value, store, force=force, poll_seconds=0.05)
+    assert got[0][1] == ({"v": 2} if force else {"v": 1})
+    if force:
+        said = capsys.readouterr().out
+        assert "waiting for a cell locked by pid 12345 on host elsewhere.example" in said
+        assert str(store.lock_path(cfg)) in said and "taking it over" in said
