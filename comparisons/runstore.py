@@ -115,6 +115,8 @@ def data_fingerprint(config):
     data = config.get("data") if isinstance(config, dict) else None
     if not isinstance(data, str) or data.startswith("synthetic:"):
         return None
+    if data.startswith("pooled:"):  # "pooled:SEED:FOLDER" (quality's data sets shipped without folds)
+        data = data.split(":", 2)[2]
     root = Path(data)
     if root.is_file():
         return {root.name: file_digest(root)}

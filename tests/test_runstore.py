@@ -188,3 +188,17 @@ def test_a_run_waiting_on_a_lock_that_is_never_refreshed_ends(tmp_path, force, c
         said = capsys.readouterr().out
         assert "waiting for a cell locked by pid 12345 on host elsewhere.example" in said
         assert str(store.lock_path(cfg)) in said and "taking it over" in said
+
+
+def test_a_pooled_folder_is_fingerprinted_by_its_files(tmp_path):
+    from comparisons.runstore import data_fingerprint
+
+    folder = tmp_path / "nofolds"
+    folder.mkdir()
+    (folder / "rank.train").write_text("1 1:0.5\n")
+    (folder / "rank.train.query").write_text("1\n")
+    cfg = {"data": f"pooled:0:{folder}", "fold": "Fold1"}
+    before = data_fingerprint(cfg)
+    assert set(before) == {"rank.train", "rank.train.query"}
+    (folder / "rank.train").write_text("2 1:0.5\n")
+    assert data_fingerprint(cfg) != before
