@@ -59,7 +59,32 @@ SYSTEMS = {
     ("xgboost", "ours xendcg"): ("ours", "xendcg", {}),
     ("catboost", "native LambdaMart NDCG"): ("native", {"loss_function": "LambdaMart:metric=NDCG"}),
     ("catboost", "native YetiRank"): ("native", {"loss_function": "YetiRank"}),
+    # the CatBoost attribution (docs/reproducing.md): its gradient in the other engines, LightGBM trained
+    # the way CatBoost trains, and CatBoost's own defaults switched on one at a time (TRAINING below)
+    ("lightgbm", "ours catboost-lambdamart"): ("ours", "ndcg", {"preset": "catboost"}),
+    ("lightgbm", "ours catboost-lambdamart (catboost-like training)"): ("ours", "ndcg", {"preset": "catboost"}),
+    ("lightgbm", "native lambdarank (catboost-like training)"): ("native", {"objective": "lambdarank"}),
+    ("xgboost", "ours catboost-lambdamart"): ("ours", "ndcg", {"preset": "catboost"}),
+    ("catboost", "native LambdaMart NDCG (depthwise trees)"): ("native", {"loss_function": "LambdaMart:metric=NDCG",
+                                                                      "grow_policy": "Depthwise"}),
+    ("catboost", "native LambdaMart NDCG (random_strength 0)"): ("native", {"loss_function": "LambdaMart:metric=NDCG",
+                                                                         "random_strength": 0.0}),
+    ("catboost", "native LambdaMart NDCG (MVS sampling)"): ("native", {"loss_function": "LambdaMart:metric=NDCG"}),
 }
+#: training settings that replace the searched configuration's (CatBoost-like training for LightGBM:
+#: depth-6 trees, row sampling 0.8 by query, feature sampling 0.8, no L2; CatBoost's default MVS sampling)
+TRAINING = {
+    ("lightgbm", "ours catboost-lambdamart (catboost-like training)"): {
+        "max_depth": 6, "num_leaves": 63, "bagging_fraction": 0.8, "feature_fraction": 0.8, "lambda_l2": 0.0},
+    ("lightgbm", "native lambdarank (catboost-like training)"): {
+        "max_depth": 6, "num_leaves": 63, "bagging_fraction": 0.8, "feature_fraction": 0.8, "lambda_l2": 0.0},
+    ("catboost", "native LambdaMart NDCG (MVS sampling)"): {"subsample": "MVS"},
+}
+#: the systems of the attribution run (``--objectives`` with these names)
+ATTRIBUTION = ("native lambdarank", "ours catboost-lambdamart", "ours catboost-lambdamart (catboost-like training)",
+               "native lambdarank (catboost-like training)", "native rank:ndcg", "native LambdaMart NDCG",
+               "native LambdaMart NDCG (depthwise trees)", "native LambdaMart NDCG (random_strength 0)",
+               "native LambdaMart NDCG (MVS sampling)")
 #: the baseline of each engine's paired tests
 BASELINE = {"lightgbm": "native lambdarank", "xgboost": "native rank:ndcg", "catboost": "native LambdaMart NDCG"}
 OBJECTIVE_NAMES = sorted({name for _, name in SYSTEMS})
@@ -138,7 +163,10 @@ def _train(engine, spec, tr, va, hp, rounds, patience, seed):
         extra = {} if kind == "ours" else {k: v for k, v in spec[1].items() if k != "objective"}
         sampling = {"bagging_by_query": True, "bagging_freq": 1} if hp["bagging_fraction"] < 1 else {}
         p = dict(objective=obj, metric="ndcg", eval_at=[10], verbose=-1, seed=seed, deterministic=True,
-                 force_row_wise=True, num_threads=1, **hp, **sampling, **extra)
+                 force_row_wise=True, num_threads=1)
+        p.update(hp)
+        p.update(sampling)
+        p.update(extra)
         dtr = lgb.Dataset(tr.X, tr.y, group=tr.group)
         dva = lgb.Dataset(va.X, va.y, group=va.group, reference=dtr)
         b = lgb.train(p, dtr, rounds, valid_sets=[dva], callbacks=[lgb.early_stopping(patience, verbose=False)])
@@ -170,11 +198,18 @@ def _train(engine, spec, tr, va, hp, rounds, patience, seed):
 
     hp = dict(hp)
     rows = hp.pop("subsample")
-    sampling = ({"bootstrap_type": "Bernoulli", "subsample": rows, "sampling_unit": "Group"} if rows < 1
-                else {"bootstrap_type": "No"})
-    m = cb.CatBoost(dict(spec[1], iterations=rounds, random_seed=seed, eval_metric="NDCG:top=10;type=Exp",
-                         od_type="Iter", od_wait=patience, use_best_model=True, thread_count=1, verbose=False,
-                         allow_writing_files=False, **hp, **sampling))
+    if rows == "MVS":  # CatBoost's own default for ranking on the CPU (subsample 0.8)
+        sampling = {"bootstrap_type": "MVS", "subsample": 0.8}
+    elif rows < 1:
+        sampling = {"bootstrap_type": "Bernoulli", "subsample": rows, "sampling_unit": "Group"}
+    else:
+        sampling = {"bootstrap_type": "No"}
+    p = dict(iterations=rounds, random_seed=seed, eval_metric="NDCG:top=10;type=Exp", od_type="Iter",
+             od_wait=patience, use_best_model=True, thread_count=1, verbose=False, allow_writing_files=False)
+    p.update(hp)
+    p.update(sampling)
+    p.update(spec[1])
+    m = cb.CatBoost(p)
     m.fit(pool(tr), eval_set=pool(va))
     return (lambda X: m.predict(X)), int(m.get_best_iteration()) + 1
 
@@ -190,6 +225,7 @@ def one_task(cfg):
     spec = SYSTEMS[(cfg["engine"], cfg["system"])]
     runs = []
     for hp in cfg["grid"]:
+        hp = dict(hp, **TRAINING.get((cfg["engine"], cfg["system"]), {}))
         t = time.perf_counter()
         predict, best = _train(cfg["engine"], spec, tr, va, hp, cfg["rounds"], cfg["patience"], cfg["seed"])
         seconds = time.perf_counter() - t

@@ -203,3 +203,25 @@ def test_a_folder_without_folds_is_pooled_and_split_by_query(tmp_path):
                  "--objectives", "native lambdarank,ours ndcg", "--out", str(out)]) == 0
     rows = json.loads((out / "summary.json").read_text())["rows"]
     assert {r["folds"] for r in rows} == {2} and "pooled" in rows[0]["data"]
+
+
+def test_attribution_systems_train_with_their_own_settings(letor_folder, monkeypatch):
+    # CatBoost-like training replaces the searched configuration; the spec's own params win
+    import lightgbm as lgb
+
+    from comparisons.paper import load_fold
+
+    seen = []
+    real = lgb.train
+    monkeypatch.setattr(lgb, "train", lambda p, *a, **k: (seen.append(dict(p)), real(p, *a, **k))[1])
+    tr, va, te = load_fold(str(letor_folder), "Fold1")
+    for system in ("native lambdarank (catboost-like training)", "ours catboost-lambdamart"):
+        cfg = {"data": str(letor_folder), "fold": "Fold1", "engine": "lightgbm", "system": system,
+               "grid": quality.search_configs("lightgbm", 1, quick=True), "rounds": 20, "patience": 5, "seed": 0,
+               "convention": "lightgbm"}
+        res = quality.one_task(cfg)
+        assert 0 <= np.mean(res["test"]["ndcg@10"]) <= 1
+    assert seen[0]["max_depth"] == 6 and seen[0]["bagging_fraction"] == 0.8 and seen[0]["bagging_by_query"]
+    assert seen[0]["lambda_l2"] == 0.0 and seen[0]["objective"] == "lambdarank"
+    assert "max_depth" not in seen[1] and seen[1]["objective"].preset == "catboost"
+    assert set(quality.ATTRIBUTION) <= set(quality.OBJECTIVE_NAMES)
