@@ -117,16 +117,18 @@ CAP_TARGET = 0.95
 
 
 def search_configs(engine, budget, quick=False):
-    """The configurations every objective of ``engine`` is tuned over: ``budget`` distinct points of
-    :data:`SPACE` drawn with a fixed seed (the same for every objective), or the one quick point."""
+    """The configurations every objective of ``engine`` is tuned over: the default point
+    (:data:`QUICK`, the only one with ``quick``) and ``budget - 1`` other distinct points of
+    :data:`SPACE` drawn with a fixed seed: the same list for every objective of the engine."""
+    first = dict(QUICK[engine])
     if quick:
-        return [dict(QUICK[engine])]
+        return [first]
     import itertools
 
     space = SPACE[engine]
-    points = list(itertools.product(*space.values()))
-    order = np.random.default_rng(20261124).permutation(len(points))[:min(budget, len(points))]
-    return [dict(zip(space, points[i])) for i in sorted(order)]
+    points = [p for p in itertools.product(*space.values()) if dict(zip(space, p)) != first]
+    order = np.random.default_rng(20261124).permutation(len(points))[:min(budget, len(points) + 1) - 1]
+    return [first] + [dict(zip(space, points[i])) for i in sorted(order)]
 
 
 #: the systems run by default: each engine's natives and our main objectives (``--objectives`` adds the rest)
@@ -397,7 +399,8 @@ def add_arguments(p):
     p.add_argument("--quick", action="store_true",
                    help="one configuration per engine, at most 200 rounds, two folds, 300 synthetic queries")
     p.add_argument("--budget", type=positive_int, default=6,
-                   help="configurations searched per (engine, objective), the same for every objective of an engine")
+                   help="configurations searched per (engine, objective): the --quick one and BUDGET-1 drawn from the "
+                        "engine's grid, the same for every objective of an engine")
     p.add_argument("--seeds", type=positive_int, default=3,
                    help="training seeds per task; per-query test values are averaged over them")
     p.add_argument("--rounds", type=positive_int, default=None, help="round cap (default 1000; 200 with --quick)")
@@ -451,9 +454,10 @@ def _validate(a):
 def _header(a, engines, rounds, power, cap, n_primary):
     from lambda_objectives import convention_label
 
-    grid = ("one configuration per engine: " + "; ".join(f"{e} {QUICK[e]}" for e in engines) if a.quick else
-            f"{a.budget} configurations per engine drawn once from " +
-            "; ".join(f"{e} {SPACE[e]}" for e in engines) + " (the same for every objective of an engine)")
+    grid = ("one configuration per engine: " + "; ".join(f"{e} {QUICK[e]}" for e in engines) if a.quick or a.budget == 1
+            else f"{a.budget} configurations per engine, the default one ({'; '.join(f'{e} {QUICK[e]}' for e in engines)}) "
+            f"and {a.budget - 1} drawn once from " + "; ".join(f"{e} {SPACE[e]}" for e in engines) +
+            " (the same for every objective of an engine)")
     lines = [
         f"Test metrics ×100: per test query averaged over {a.seeds} training seed(s), then the mean over folds "
         f"of the per-query means (95 % t intervals over the pooled test queries: summary.json and quality.png). "

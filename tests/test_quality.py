@@ -171,7 +171,8 @@ def test_every_objective_of_an_engine_gets_the_same_configurations():
     for engine, space in quality.SPACE.items():
         configs = quality.search_configs(engine, 6)
         assert configs == quality.search_configs(engine, 6) and len(configs) == 6
-        assert len({tuple(c.values()) for c in configs}) == 6
+        assert len({tuple(c.values()) for c in configs}) == 6 and configs[0] == quality.QUICK[engine]
+        assert quality.search_configs(engine, 1) == [quality.QUICK[engine]]
         assert all(set(c) == set(space) and all(c[k] in space[k] for k in c) for c in configs)
         assert quality.search_configs(engine, 6, quick=True) == [quality.QUICK[engine]]
     assert "reg_lambda" in quality.SPACE["xgboost"]
