@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._cli import convention_arg, csv_arg, grid_args, positive_int
+from ._cli import convention_arg, csv_arg, dataset_name, folds_arg, grid_args, positive_int
 from ._machine import log, machine_record
 from ._runner import run_grid
 from .runstore import RunStore
@@ -230,7 +230,8 @@ def add_arguments(p):
                    help="comma list (default: every installed engine)")
     p.add_argument("--objectives", type=csv_arg(OBJECTIVE_NAMES), default=None,
                    help="comma list of system names (default: DEFAULT_SYSTEMS of the engines chosen)")
-    p.add_argument("--folds", default=None, help="comma list (default: every fold present)")
+    p.add_argument("--folds", type=folds_arg, default=None,
+                   help="comma list of folds 1..5, e.g. 1,2 (default: every fold present)")
     p.add_argument("--quick", action="store_true",
                    help="one grid configuration, 100 rounds, two folds, 300 synthetic queries")
     p.add_argument("--rounds", type=positive_int, default=None, help="maximum boosting rounds (default 300)")
@@ -257,7 +258,7 @@ def _validate(a):
     if not systems:
         raise ValueError(f"no system left: objectives {a.objectives} do not exist for engines {engines}")
     datasets = []
-    wanted = a.folds.split(",") if a.folds else None
+    wanted = a.folds
     for d in a.data:
         # names a missing folder, fold or split file (vali.txt too: selection and early stopping need it)
         folds = load_letor_folds(d, folds=wanted)
@@ -268,6 +269,9 @@ def _validate(a):
     if a.synthetic:
         n = 300 if a.quick else a.synthetic
         names = ["Fold1", "Fold2"] if a.quick else [f"Fold{i}" for i in range(1, 6)]
+        names = [f for f in names if f in wanted] if wanted else names
+        if not names:
+            raise ValueError(f"--folds {','.join(wanted)}: --quick runs the synthetic set's Fold1 and Fold2 only")
         datasets.append((f"synthetic:mslr:{n}:{a.seed}", f"synthetic MSLR-shaped, {n} queries", names))
     return engines, systems, datasets
 
@@ -366,7 +370,7 @@ def _plot(rows, datasets, path):
         ax.set_yticklabels([f"{r['engine']}: {r['system']}" for r in rs], fontsize=8)
         ax.invert_yaxis()
         ax.set_xlabel("test NDCG@10 ×100 (95 % interval over test queries)")
-        ax.set_title(label, fontsize=10)
+        ax.set_title(dataset_name(label), fontsize=10)  # the data set's name, not the path given
         ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
