@@ -7,6 +7,7 @@ One argparse parser with a subcommand per module. A command module exposes
 
 import argparse
 import importlib
+import re
 import sys
 
 COMMANDS = {
@@ -40,7 +41,7 @@ def main(argv=None):
             parser.parse_args(argv)  # prints help, or the usage and "invalid choice" / "required", and exits
         name = argv[0]
         module = importlib.import_module(COMMANDS[name][0])
-        p = argparse.ArgumentParser(prog=f"python -m comparisons {name}", description=module.__doc__,
+        p = argparse.ArgumentParser(prog=f"python -m comparisons {name}", description=plain(module.__doc__),
                                     formatter_class=_Formatter)
         module.add_arguments(p)
         args = p.parse_args(argv[1:])
@@ -51,8 +52,28 @@ def main(argv=None):
     return module.run(args) or 0
 
 
-class _Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Defaults shown beside every option; module docstrings kept as written."""
+_ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")
+_LITERAL = re.compile(r"``([^`]+)``")
+
+
+def plain(text):
+    """A module docstring as terminal text: Sphinx roles and RST literals lose their markup."""
+    return _LITERAL.sub(r"\1", _ROLE.sub(r"\1", text or ""))
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Module docstrings kept as laid out; an option's default shown once, unless its help already
+    says what the default is (or there is none to show: no value, a flag)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        default = action.default
+        if ("default" in text.lower() or default is None or default is argparse.SUPPRESS
+                or isinstance(default, bool) or not action.option_strings):
+            return text
+        if isinstance(default, (list, tuple)):
+            default = ",".join(str(v) for v in default)
+        return f"{text} (default: {str(default).replace('%', '%%')})"
 
 
 if __name__ == "__main__":

@@ -14,6 +14,20 @@ def positive_int(text):
     return v
 
 
+def int_at_least(low):
+    """An integer >= ``low`` (e.g. ``--leaves``: a tree has at least 2 leaves)."""
+    def parse(text):
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}") from None
+        if v < low:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {v}")
+        return v
+    parse.__name__ = f"integer >= {low}"
+    return parse
+
+
 def positive_float(text):
     """A finite number > 0."""
     try:
@@ -53,3 +67,43 @@ def grid_args(p, out):
     p.add_argument("--force", action="store_true", help="recompute tasks already in the run store")
     p.add_argument("--out", default=out, help="output folder (run store in OUT/runs)")
     return p
+
+
+#: the folds of the LETOR layout (and of the synthetic sets, split with the LETOR fold table)
+FOLDS = tuple(f"Fold{i}" for i in range(1, 6))
+
+
+def folds_arg(text):
+    """``--folds``: a comma list of fold numbers 1..5 or names Fold1..Fold5, as ``["Fold1", ...]``
+    (a fold missing from a data folder is reported, naming the folder, when it is read)."""
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError("expected a non-empty comma list of folds 1..5")
+    out = []
+    for t in items:
+        name = f"Fold{t}" if t.isdigit() else t[:1].upper() + t[1:].lower()
+        if name not in FOLDS:
+            raise argparse.ArgumentTypeError(f"unknown fold {t!r}; choose from 1..5 (or Fold1..Fold5)")
+        if name not in out:
+            out.append(name)
+    return out
+
+
+#: folder names that say how a data set is stored, not which it is (LETOR 3.0's OHSUMED variants)
+_VARIANTS = ("querylevelnorm", "feature-min", "feature-null", "min", "null", "data")
+
+
+def dataset_name(data):
+    """A data set's name for titles: ``MQ2008`` for ``../shared/data/MQ2008`` (or its ``Fold1``),
+    ``OHSUMED (QueryLevelNorm)`` for a variant folder; anything that is not a folder as given."""
+    from pathlib import Path
+
+    p = Path(str(data))
+    if not p.exists():
+        return str(data)
+    p = p.resolve()
+    if p.is_file() or p.name.lower().startswith("fold"):
+        p = p.parent
+    if p.name.lower() in _VARIANTS and p.parent.name:
+        return f"{p.parent.name} ({p.name})"
+    return p.name

@@ -16,7 +16,7 @@ import numpy as np
 
 from lambda_objectives import OBJECTIVES
 
-from ._cli import convention_arg, csv_arg, grid_args, positive_float, positive_int
+from ._cli import convention_arg, csv_arg, dataset_name, folds_arg, grid_args, int_at_least, positive_float, positive_int
 from ._machine import log, machine_record
 from ._runner import run_grid
 from .runstore import RunStore
@@ -86,12 +86,15 @@ def add_arguments(p):
     p.add_argument("--data", required=True, help="a LETOR-layout folder")
     p.add_argument("--metric", default="ndcg", choices=OBJECTIVES,
                    help="the metric of our lambda objective")
-    p.add_argument("--k", type=positive_int, default=10, help="its truncation")
+    p.add_argument("--k", type=positive_int, default=None,
+                   help="truncate our objective's lambdas at rank k (default: the full list, the adapters' default, "
+                        "which trained better rankers than truncation at 10 in docs/reproducing.md)")
     p.add_argument("--rounds", type=positive_int, default=100, help="boosting rounds")
-    p.add_argument("--leaves", type=positive_int, default=31, help="leaves per tree")
+    p.add_argument("--leaves", type=int_at_least(2), default=31, help="leaves per tree (>= 2)")
     p.add_argument("--lr", type=positive_float, default=0.1, help="learning rate")
     p.add_argument("--min-data", type=positive_int, default=20, help="minimum documents per leaf")
-    p.add_argument("--folds", default=None, help="comma list, e.g. 1,2 (default: every fold present)")
+    p.add_argument("--folds", type=folds_arg, default=None,
+                   help="comma list of folds 1..5, e.g. 1,2 (default: every fold present)")
     p.add_argument("--systems", type=csv_arg(SYSTEMS), default=None,
                    help="comma list (default: all; catboost-native when CatBoost is installed)")
     p.add_argument("--seed", type=int, default=0, help="random seed of every system")
@@ -104,7 +107,7 @@ def run(a):
     from lambda_objectives import convention_label, load_letor_folds
 
     try:
-        folds = [f.name for f in load_letor_folds(a.data, folds=a.folds.split(",") if a.folds else None)]
+        folds = [f.name for f in load_letor_folds(a.data, folds=a.folds)]
     except (ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -132,7 +135,8 @@ def run(a):
         rs = [r for r in rows if r["system"] == s]
         means[s] = {m: float(np.mean([r[m] for r in rs])) for m in METRICS + ("seconds",)}
         table.append(f"| {s} | " + " | ".join(f"{means[s][m]:.4f}" for m in METRICS) + f" | {means[s]['seconds']:.1f} |")
-    title = (f"Δ{a.metric.upper()}@{a.k} objective on {a.data}: test metrics, mean of {len(folds)} fold(s); "
+    objective = f"Δ{a.metric.upper()}" + ("" if a.k is None else f"@{a.k}") + (" (full list)" if a.k is None else "")
+    title = (f"{objective} objective on {dataset_name(a.data)} ({a.data}): test metrics, mean of {len(folds)} fold(s); "
              f"{a.rounds} rounds, {a.leaves} leaves, learning rate {a.lr} (native systems use their own objective). "
              f"NDCG: {convention_label(a.convention)}; ERR@10 with each test file's largest grade; MAP/MRR: "
              "relevant = label > 0. Seconds: training wall time, each system in a process of its own.")
@@ -141,7 +145,8 @@ def run(a):
         fh.write("fold,system," + ",".join(METRICS) + ",seconds\n")
         for r in rows:
             fh.write(f"{r['fold']},{r['system']}," + ",".join(f"{r[m]:.6f}" for m in METRICS) + f",{r['seconds']:.3f}\n")
-    _plot(rows, systems, out / "engines.png", title=f"{a.data}: Δ{a.metric.upper()}@{a.k}, {len(folds)} fold(s)")
+    _plot(rows, systems, out / "engines.png",
+          title=f"{dataset_name(a.data)}: {objective} objective, test metrics, {len(folds)} fold(s)")
     print(title + "\n\n" + "\n".join(table))
     print(f"written to {out}/engines.md, engines.csv, engines.png")
     return 0
@@ -154,24 +159,33 @@ def main(argv=None):
 
 
 def _plot(rows, systems, path, title=""):
+    """One panel per metric: every system's mean over folds as a point with its 95 % t interval over
+    folds, each panel's axis zoomed to its values, so differences of 0.01 stay visible."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from scipy import stats
 
-    fig, ax = plt.subplots(figsize=(9, 3.5))
-    width = 0.8 / len(systems)
-    x = np.arange(len(METRICS))
-    for i, s in enumerate(systems):
-        vals = np.array([[r[m] for m in METRICS] for r in rows if r["system"] == s])
-        ax.bar(x + i * width, vals.mean(axis=0), width, yerr=vals.std(axis=0) if len(vals) > 1 else None, label=s)
-    ax.set_xticks(x + width * (len(systems) - 1) / 2)
-    ax.set_xticklabels(METRICS)
-    # from 0: differences between systems are shown at their true size, not blown up
-    ax.set_ylim(0.0, min(1.0, 1.1 * max(r[m] for r in rows for m in METRICS)))
-    ax.set_ylabel("test metric (mean over folds; bars: SD)")
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7, ncol=3)
+    fig, axes = plt.subplots(1, len(METRICS), figsize=(2.4 * len(METRICS) + 1, 0.32 * len(systems) + 1.6),
+                             sharey=True, squeeze=False)
+    y = np.arange(len(systems))
+    for ax, m in zip(axes[0], METRICS):
+        for i, s in enumerate(systems):
+            vals = np.array([r[m] for r in rows if r["system"] == s], dtype=float)
+            half = (stats.t.ppf(0.975, vals.size - 1) * vals.std(ddof=1) / np.sqrt(vals.size)
+                    if vals.size > 1 else 0.0)
+            ax.errorbar(vals.mean(), i, xerr=half if half else None, fmt="o", color=f"C{i}", capsize=3, ms=4)
+        ax.set_title(m, fontsize=9)
+        ax.grid(axis="x", alpha=0.3)
+        ax.tick_params(axis="x", labelsize=7)
+        ax.margins(x=0.15)  # zoomed to the values: the axis does not start at 0
+    axes[0][0].set_yticks(y)
+    axes[0][0].set_yticklabels(systems, fontsize=8)
+    axes[0][0].invert_yaxis()
+    n_folds = len({r["fold"] for r in rows})
+    fig.suptitle(title + ("; bars: 95 % t interval over folds" if n_folds > 1 else "; one fold, no interval")
+                 + " (axes zoomed, not from 0)", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

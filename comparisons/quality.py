@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._cli import convention_arg, csv_arg, grid_args, positive_int
+from ._cli import convention_arg, csv_arg, dataset_name, folds_arg, grid_args, positive_int
 from ._machine import log, machine_record
 from ._runner import run_grid
 from .runstore import RunStore
@@ -395,7 +395,8 @@ def add_arguments(p):
                    help="comma list (default: every installed engine)")
     p.add_argument("--objectives", type=csv_arg(OBJECTIVE_NAMES), default=None,
                    help="comma list of system names (default: DEFAULT_SYSTEMS of the engines chosen)")
-    p.add_argument("--folds", default=None, help="comma list (default: every fold present)")
+    p.add_argument("--folds", type=folds_arg, default=None,
+                   help="comma list of folds 1..5, e.g. 1,2 (default: every fold present)")
     p.add_argument("--quick", action="store_true",
                    help="one configuration per engine, at most 200 rounds, two folds, 300 synthetic queries")
     p.add_argument("--budget", type=positive_int, default=6,
@@ -427,7 +428,7 @@ def _validate(a):
     if not systems:
         raise ValueError(f"no system left: objectives {a.objectives} do not exist for engines {engines}")
     datasets = []
-    wanted = a.folds.split(",") if a.folds else None
+    wanted = a.folds
     for d in a.data:
         if Path(d).is_dir() and not any(Path(d).glob("Fold*")):
             # shipped without folds (yahoo-sample: rank.train/rank.test + .query): pooled, five folds
@@ -447,6 +448,9 @@ def _validate(a):
     if a.synthetic:
         n = 300 if a.quick else a.synthetic
         names = ["Fold1", "Fold2"] if a.quick else [f"Fold{i}" for i in range(1, 6)]
+        names = [f for f in names if f in wanted] if wanted else names
+        if not names:
+            raise ValueError(f"--folds {','.join(wanted)}: --quick runs the synthetic set's Fold1 and Fold2 only")
         datasets.append((f"synthetic:mslr:{n}:{a.seed}", f"synthetic MSLR-shaped, {n} queries", names))
     return engines, systems, datasets
 
@@ -571,7 +575,7 @@ def _plot(rows, datasets, path):
         ax.set_yticklabels([f"{r['engine']}: {r['system']}" for r in rs], fontsize=8)
         ax.invert_yaxis()
         ax.set_xlabel("test NDCG@10 ×100 (95 % interval over test queries)")
-        ax.set_title(label, fontsize=10)
+        ax.set_title(dataset_name(label), fontsize=10)  # the data set's name, not the path given
         ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

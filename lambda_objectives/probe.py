@@ -10,6 +10,11 @@ entries come back as NaN and are excluded from :func:`compare_gradients`.
 No public API of either engine returns the native objective's gradients, so this is the route.
 """
 
+import contextlib
+import os
+import sys
+import tempfile
+
 import numpy as np
 
 from ._config import FLOAT
@@ -17,6 +22,40 @@ from ._optional import require
 from .groups import check_group_ptr
 
 __all__ = ["probe_lightgbm", "probe_xgboost", "probe_catboost", "compare_gradients"]
+
+
+def _flush_c_streams():
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).fflush(None)
+    except (OSError, AttributeError, TypeError):  # no C library to reach (not a POSIX build)
+        pass
+
+
+@contextlib.contextmanager
+def _native_stderr_captured():
+    """Capture what native code writes to file descriptor 2 (Python's ``sys.stderr`` included) in a
+    temporary file; yields a function returning the captured text."""
+    _flush_c_streams()
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as tmp:
+        os.dup2(tmp.fileno(), 2)
+        text = []
+
+        def said():
+            return "".join(text)
+
+        try:
+            yield said
+        finally:
+            _flush_c_streams()  # C's stderr may hold the text in its buffer: into the file, not after it
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            text.append(tmp.read().decode(errors="replace"))
 
 
 def _id_feature(n):
@@ -64,13 +103,18 @@ def probe_lightgbm(labels, group_ptr, params=None, init_score=None, weight=None)
     ds = lgb.Dataset(_id_feature(n), y, group=np.diff(ptr), init_score=init_score, weight=weight,
                      params={"max_bin": n + 1, "min_data_in_bin": 1})
     # LightGBM estimates leaf row counts from Hessians; an isolated near-zero-Hessian row can
-    # count as 0 rows and trip its ``left_count > 0`` check. Retry with larger leaves then.
+    # count as 0 rows and trip its ``left_count > 0`` check. Retry with larger leaves then (the
+    # documents sharing a leaf come back as NaN). LightGBM prints a "[Fatal]" line to the process's
+    # stderr before raising, whatever its verbosity: a handled retry must not look like a crash.
     for min_leaf in (p["min_data_in_leaf"], 2, 4, 8):
         try:
-            bst = lgb.train({**p, "min_data_in_leaf": min_leaf}, ds, num_boost_round=1)
+            with _native_stderr_captured() as said:
+                bst = lgb.train({**p, "min_data_in_leaf": min_leaf}, ds, num_boost_round=1)
+            sys.stderr.write(said())
             break
         except lgb.basic.LightGBMError as err:
             if "left_count" not in str(err) and "right_count" not in str(err):
+                sys.stderr.write(said())  # not a case we handle: what LightGBM said stays visible
                 raise
             ds = lgb.Dataset(_id_feature(n), y, group=np.diff(ptr), init_score=init_score, weight=weight,
                              params={"max_bin": n + 1, "min_data_in_bin": 1})

@@ -33,9 +33,70 @@ def test_one_parser_errors_and_help(capsys):
     for bad, said in ((["paper", "--data", "x", "--iterations", "0"], "expected an integer >= 1"),
                       (["engines", "--data", "x", "--lr", "-1"], "expected a finite number > 0"),
                       (["engines", "--data", "x", "--systems", "lightgbm-ours,catboost"], "unknown catboost"),
-                      (["paper", "--data", "x", "--synthetic", "10"], "not allowed with argument")):
+                      (["paper", "--data", "x", "--synthetic", "10"], "not allowed with argument"),
+                      # a fold outside 1..5 ended in a matplotlib traceback after an empty grid
+                      (["paper", "--synthetic", "50", "--folds", "9"], "argument --folds: unknown fold '9'"),
+                      (["paper", "--data", "x", "--folds", "1,x"], "argument --folds: unknown fold 'x'"),
+                      (["paper", "--synthetic", "50", "--folds", ","], "argument --folds: expected a non-empty"),
+                      (["engines", "--data", "x", "--folds", "0"], "argument --folds: unknown fold '0'"),
+                      (["validate", "--data", "x", "--folds", "Fold6"], "argument --folds: unknown fold 'Fold6'"),
+                      (["quality", "--synthetic", "50", "--folds", "9"], "argument --folds: unknown fold '9'"),
+                      (["quality", "--synthetic", "50", "--quick", "--folds", "4"], "--quick runs the synthetic"),
+                      (["paper", "--synthetic", "3"], "argument --synthetic: expected an integer >= 5"),
+                      (["paper", "--synthetic", "50", "--leaves", "10,1"], "argument --leaves: expected an integer >= 2"),
+                      (["engines", "--data", "x", "--leaves", "1"], "argument --leaves: expected an integer >= 2"),
+                      (["paper", "--synthetic", "50", "--systems", "mcrank", "--criteria", "se,ole_exact"],
+                       "holds no OLE defined for mcrank")):
         assert cli(bad) == 2
         assert said in capsys.readouterr().err
+
+
+def _parsers():
+    import argparse
+    import importlib
+
+    from comparisons.__main__ import COMMANDS, _Formatter
+
+    for name, (module, _) in COMMANDS.items():
+        p = argparse.ArgumentParser(prog=f"python -m comparisons {name}", formatter_class=_Formatter)
+        importlib.import_module(module).add_arguments(p)
+        yield name, p
+
+
+def test_every_commands_help_is_plain_text_with_each_default_once(capsys):
+    import re
+
+    from comparisons.__main__ import COMMANDS
+
+    for name in COMMANDS:
+        assert cli([name, "--help"]) == 0
+        said = capsys.readouterr().out
+        assert "``" not in said and not re.search(r":(func|mod|class|meth|attr):", said), name  # RST markup
+        assert "(default: None)" not in said, name
+        for block in re.split(r"\n  (?=-)", said):  # one option's help per block
+            assert block.count("(default") <= 1, (name, block)
+    for name, p in _parsers():
+        for action in p._actions:
+            if action.option_strings and action.dest != "help":
+                assert action.help, f"{name} {action.option_strings[0]} has no help"
+
+
+def test_full_list_is_the_default_truncation_everywhere():
+    for name, p in _parsers():
+        k = next((a for a in p._actions if a.dest == "k"), None)
+        if k is not None:
+            assert k.default is None and "full list" in k.help, name
+
+
+def test_titles_name_the_data_set_not_the_path(tmp_path):
+    from comparisons._cli import dataset_name
+
+    (tmp_path / "MQ2008" / "Fold1").mkdir(parents=True)
+    (tmp_path / "OHSUMED" / "QueryLevelNorm").mkdir(parents=True)
+    assert dataset_name(tmp_path / "MQ2008") == "MQ2008"
+    assert dataset_name(str(tmp_path / "MQ2008" / "Fold1") + "/") == "MQ2008"
+    assert dataset_name(tmp_path / "OHSUMED" / "QueryLevelNorm") == "OHSUMED (QueryLevelNorm)"
+    assert dataset_name("synthetic MSLR-shaped, 400 queries") == "synthetic MSLR-shaped, 400 queries"
 
 
 def test_quick_does_not_override_explicit_rates(capsys):
@@ -62,6 +123,7 @@ def test_engines_command_small(letor_folder, tmp_path, capsys):
     assert cli(args) == 0
     md = (out / "engines.md").read_text()
     assert "| reference-ole |" in md and "| lightgbm-native |" in md
+    assert md.startswith(f"ΔNDCG (full list) objective on {letor_folder.name} (")  # the default: no truncation
     assert ("| catboost-native |" in md) == cat
     assert (out / "engines.png").stat().st_size > 1000
     assert len((out / "engines.csv").read_text().splitlines()) == 3 + cat
@@ -72,7 +134,9 @@ def test_validate_command_small(letor_folder, tmp_path, capsys):
                 "--out", str(tmp_path)]) == 0
     rows = json.loads((tmp_path / "validate.json").read_text())
     engines = [r for r in rows if r["engine"] != "catboost"]
-    assert len(engines) == 7 and all(r["passed"] and r["n_compared"] > 0 for r in engines)
+    assert len(engines) == 7 and all(r["passed"] and 0 < r["n_compared"] <= r["n_documents"] for r in engines)
+    said = "".join(capsys.readouterr())
+    assert f"compared {engines[0]['n_compared']} of {engines[0]['n_documents']} documents" in said
     cat = [r for r in rows if r["engine"] == "catboost"]
     if importlib.util.find_spec("catboost") is not None:
         # every CatBoost setting is reproduced; where it departs from the exact lambdas is reported

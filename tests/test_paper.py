@@ -22,6 +22,17 @@ def test_paper_table_counts_are_computed_from_the_transcribed_cells():
     assert len(yahoo) == len(mslr) == 12
 
 
+def test_the_papers_cells_and_citation_are_in_the_repository():
+    from pathlib import Path
+
+    from comparisons import paper_tables
+
+    assert "1909.05965" in paper_tables.CITATION and "Analysis of Regression Tree Fitting" in paper_tables.CITATION
+    assert paper.PAPER_TABLES is paper_tables.PAPER_TABLES
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "reproducing.md").read_text()
+    assert "shared/notes" not in docs and "comparisons/paper_tables.py" in docs
+
+
 def test_paired_ci_and_marks():
     d = np.array([0.5, 0.7, 0.6, 0.4, 0.8, 0.5])
     m, lo, hi = paper.paired_ci(d)

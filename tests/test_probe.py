@@ -157,3 +157,19 @@ def test_catboost_probe_pair_weights_only_for_pairlogit():
 
     with pytest.raises(ValueError, match="PairLogit"):
         probe_catboost([0.0, 1.0], [1.0, 0.0], [0, 2], "QueryRMSE", return_pair_weights=True)
+
+
+def test_lightgbm_retries_are_silent_and_leave_unisolated_documents_out(capfd):
+    """Near-zero Hessians (truncation 3) trip LightGBM's ``left_count > 0`` check; the probe retries
+    with larger leaves, and LightGBM's "[Fatal]" line of the handled failure must not reach the user."""
+    pytest.importorskip("lightgbm")
+    from lambda_objectives.probe import probe_lightgbm
+
+    rng = np.random.default_rng(0)
+    ptr = np.concatenate([[0], np.cumsum(rng.integers(5, 15, size=6))])
+    y = rng.integers(0, 3, size=ptr[-1]).astype(float)
+    g, h = probe_lightgbm(y, ptr, {"lambdarank_truncation_level": 3, "sigmoid": 2.0},
+                          init_score=rng.normal(size=y.size))
+    said = capfd.readouterr()
+    assert "[Fatal]" not in said.err and "[Fatal]" not in said.out
+    assert 0 < np.isnan(g).sum() < y.size  # documents sharing a leaf are left out, not guessed
