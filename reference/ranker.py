@@ -10,6 +10,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
 from lambda_objectives import numba_threads
+from lambda_objectives._sklearn import require_queries
 from lambda_objectives.groups import split_qid_column
 
 from .binning import BinMapper
@@ -65,8 +66,13 @@ class MARTRanker(BaseEstimator):
     A scikit-learn estimator: ``clone``, ``GridSearchCV`` and ``cross_val_score`` work with
     ``GroupKFold``. Queries come from ``group``/``qid``/``group_ptr`` in :meth:`fit`, or from a ``qid``
     column of a pandas DataFrame ``X`` (as ``xgboost.XGBRanker`` reads it; the column is not a
-    feature), which also lets :meth:`score` see the queries of a cross-validation split. Without
-    any, every row is one query.
+    feature), which also lets :meth:`score` see the queries of a cross-validation split. Rows
+    without queries raise ``ValueError`` (in :meth:`fit`, :meth:`score` and for each eval set): a
+    ranker never treats them as one query. With numpy ``X`` inside ``GridSearchCV`` use
+    scikit-learn's metadata routing (``set_fit_request(qid=True).set_score_request(qid=True)``).
+
+    After early stopping, :meth:`predict` uses the first ``best_iteration_`` rounds (as LightGBM
+    and XGBoost do); ``n_iterations`` picks another number.
     """
 
     def __init__(self, objective="lambda", metric="ndcg", k=None, sigma=1.0, criterion="ole", growth="best_first",
@@ -198,7 +204,9 @@ class MARTRanker(BaseEstimator):
         ERR's grade scale fixed for every set). ``init_score``: a base model's scores
         to start from (model adaptation, Burges §8; :meth:`predict` then returns the boosted
         correction, to add to the base model's scores); otherwise the loss's optimal constant. Early stopping
-        watches ``eval_metric`` on the last eval set.
+        watches ``eval_metric`` on the last eval set: one of ``history_metrics`` (maximised) or
+        ``"loss"`` (minimised); a name that is not recorded, or that the eval labels cannot score,
+        raises ``ValueError`` before training. ``init_score``/``eval_init_score`` are copied, never modified.
         """
         # every numba kernel of the fit (histograms, splits, gradients) runs on n_threads
         with numba_threads(self.n_threads):
@@ -208,7 +216,6 @@ class MARTRanker(BaseEstimator):
 
     def _fit(self, X, y, group, qid, group_ptr, eval_set, eval_group, init_score, eval_init_score,
              early_stopping_rounds, eval_metric, history_loss, verbose, history_metrics, history_options):
-        from lambda_objectives import resolve_group_ptr
         from lambda_objectives import check_labels
 
         self._check_params()
@@ -218,7 +225,18 @@ class MARTRanker(BaseEstimator):
         names = getattr(X, "columns", None)
         X = _as_matrix(X)
         y = check_labels(y, X.shape[0], name="y")
-        ptr = resolve_group_ptr(X.shape[0], group=group, group_ptr=group_ptr, qid=qid)
+        ptr = require_queries("MARTRanker.fit", X.shape[0], group=group, group_ptr=group_ptr, qid=qid)
+        if early_stopping_rounds is not None:
+            if isinstance(early_stopping_rounds, bool) or not isinstance(early_stopping_rounds, numbers.Integral) \
+                    or early_stopping_rounds < 1:
+                raise ValueError(f"early_stopping_rounds must be a positive integer or None, got {early_stopping_rounds!r}")
+            if not eval_set:
+                raise ValueError("early_stopping_rounds needs an eval_set to watch (fit(..., eval_set=[(X_val, y_val, "
+                                 "group_val)]))")
+            if eval_metric != "loss" and eval_metric not in history_metrics:
+                raise ValueError(f"eval_metric {eval_metric!r} is not recorded, so early stopping could not watch it: "
+                                 f"use one of history_metrics {list(history_metrics)} or 'loss', or add it to "
+                                 "history_metrics")
         self.n_features_ = self.n_features_in_ = X.shape[1]
         if names is not None and all(isinstance(c, str) for c in names):
             self.feature_names_in_ = np.asarray(names, dtype=object)
@@ -237,12 +255,23 @@ class MARTRanker(BaseEstimator):
             if Xe.shape[1] != self.n_features_:
                 raise ValueError(f"eval set {i} has {Xe.shape[1]} features, training data has {self.n_features_}")
             ye = check_labels(ye, Xe.shape[0], name=f"eval set {i} y")
-            pe = resolve_group_ptr(Xe.shape[0], group=ge, qid=qe)
+            pe = require_queries(f"MARTRanker.fit eval_set[{i}]", Xe.shape[0], group=ge, qid=qe)
             sets.append((f"valid_{i}", self.bin_mapper_.transform(Xe), ye, pe,
                          None if eval_init_score is None else eval_init_score[i]))
+        if early_stopping_rounds is not None and eval_metric != "loss":
+            # a metric the last eval set's labels cannot score (ERR on real-valued labels...) fails now,
+            # not as a history of NaN that stops training at the patience limit
+            from lambda_objectives import metric_values
+
+            _, _, ye, pe, _ = sets[-1]
+            try:
+                metric_values(np.zeros(ye.shape[0]), ye, pe, eval_metric, **history_options)
+            except ValueError as exc:
+                raise ValueError(f"eval_metric {eval_metric!r} cannot score the eval set: {exc}") from None
         F = loss.init_score(y, ptr).astype(np.float64)
         if init_score is not None:
-            base = np.asarray(init_score, dtype=np.float64)
+            # a copy: the boosting loop adds to F in place, and the caller's array is theirs
+            base = np.array(init_score, dtype=np.float64)
             if base.shape[0] != X.shape[0]:
                 raise ValueError(f"init_score has {base.shape[0]} rows, X has {X.shape[0]}")
             F = base.reshape(F.shape) if F.ndim == 1 else np.repeat(base[:, None], F.shape[1], axis=1)
@@ -293,7 +322,7 @@ class MARTRanker(BaseEstimator):
             for (name, b, yy, pp, _), S in zip(sets, scores):
                 self._record(name, loss, S, yy, pp, history_loss)
             if early_stopping_rounds and len(sets) > 1:
-                value = self.history_[sets[-1][0]][eval_metric][-1] if eval_metric in history_metrics else \
+                value = self.history_[sets[-1][0]][eval_metric][-1] if eval_metric != "loss" else \
                     -self.history_[sets[-1][0]]["loss"][-1]
                 if value > best:
                     best, best_iter, waited = value, it + 1, 0
@@ -313,7 +342,7 @@ class MARTRanker(BaseEstimator):
 
     def _initial(self, n, init):
         if init is not None:
-            base = np.asarray(init, dtype=np.float64)
+            base = np.array(init, dtype=np.float64)  # a copy: scores are updated in place
             return base if self.n_columns_ == 1 else np.repeat(base[:, None], self.n_columns_, axis=1)
         if self.n_columns_ == 1:
             return np.full(n, self.base_score_ if self.base_score_ is not None else 0.0)
@@ -339,11 +368,14 @@ class MARTRanker(BaseEstimator):
 
         rank = loss.ranking_scores(S)
         hist = self.history_[name]
-        graded = bool(np.all(y == np.floor(y)))  # NDCG/ERR gains need integer grades
         for m in self._history_metrics:
-            hist[m].append(float(np.mean(metric_values(rank, y, ptr, m, n_threads=self.n_threads,
-                                                       **self._history_options)))
-                           if graded else float("nan"))
+            try:
+                v = float(np.mean(metric_values(rank, y, ptr, m, n_threads=self.n_threads, **self._history_options)))
+            except ValueError:
+                # a metric these labels cannot define (ERR or exponential gain on real-valued labels):
+                # NaN for this metric only; early stopping on it was refused before training
+                v = float("nan")
+            hist[m].append(v)
         hist["loss"].append(loss.loss(S, y, ptr) if with_loss else float("nan"))
 
     # ------------------------------------------------------------------ prediction
@@ -355,7 +387,14 @@ class MARTRanker(BaseEstimator):
             raise ValueError(f"X has {X.shape[1]} features, but MARTRanker is expecting {self.n_features_} "
                              "features as input (the number it was fitted on)")
         binned = self.bin_mapper_.transform(X)
-        n_it = len(self.trees_) if n_iterations is None else int(n_iterations)
+        if n_iterations is None:
+            n_it = getattr(self, "best_iteration_", None) or len(self.trees_)
+        elif isinstance(n_iterations, bool) or not isinstance(n_iterations, numbers.Integral) \
+                or not 0 <= n_iterations <= len(self.trees_):
+            raise ValueError(f"n_iterations must be an integer from 0 to {len(self.trees_)} (the rounds fitted), "
+                             f"got {n_iterations!r}")
+        else:
+            n_it = int(n_iterations)
         out = self._initial(X.shape[0], None)
         out = out.copy()
         for c in range(self.n_columns_):
@@ -382,13 +421,14 @@ class MARTRanker(BaseEstimator):
     def score(self, X, y, qid=None, group=None):
         """Mean over queries of ``score_metric`` (default NDCG@10, LightGBM convention).
 
-        Queries: ``qid``/``group``, or the ``qid`` column of a DataFrame ``X``; else one query.
+        Queries: ``qid``/``group``, or the ``qid`` column of a DataFrame ``X``; without them,
+        ``ValueError`` (never one query of all rows).
         """
-        from lambda_objectives import mean_metric, resolve_group_ptr
+        from lambda_objectives import mean_metric
 
         X, qid = split_qid_column(X, qid)
+        ptr = require_queries("MARTRanker.score", X.shape[0], group=group, qid=qid)
         s = self.predict(X)
-        ptr = resolve_group_ptr(s.shape[0], group=group, qid=qid)
         return mean_metric(s, y, ptr, self.score_metric)
 
     def __sklearn_tags__(self):

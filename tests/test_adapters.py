@@ -369,8 +369,24 @@ XGB_RANKER_EXPECTED_FAILURES = {
 }
 
 
+class _TenRowQueries(XGBLambdaRanker):
+    """scikit-learn's API checks call ``fit(X, y)`` / ``score(X, y)`` without queries, which
+    ``XGBLambdaRanker`` refuses (a ranker never treats rows as one query); this test-only subclass
+    supplies queries of ten consecutive rows so that the rest of the estimator API is checked."""
+
+    def fit(self, X, y, group=None, qid=None, **kwargs):
+        if group is None and qid is None and not hasattr(X, "columns"):
+            qid = np.arange(np.shape(X)[0]) // 10
+        return super().fit(X, y, group=group, qid=qid, **kwargs)
+
+    def score(self, X, y, qid=None, group=None):
+        if group is None and qid is None and not hasattr(X, "columns"):
+            qid = np.arange(np.shape(X)[0]) // 10
+        return super().score(X, y, qid=qid, group=group)
+
+
 @pytest.mark.filterwarnings("ignore::lambda_objectives.HessianWarning")
-@parametrize_with_checks([XGBLambdaRanker(n_estimators=3, max_depth=2, nthread=1)],
+@parametrize_with_checks([_TenRowQueries(n_estimators=3, max_depth=2, nthread=1)],
                          expected_failed_checks=lambda est: XGB_RANKER_EXPECTED_FAILURES)
 def test_xgb_ranker_sklearn_estimator_checks(estimator, check):
     check(estimator)
@@ -406,10 +422,20 @@ def test_xgb_ranker_params_clone_and_fitted_attributes():
     assert r.score(df, d.y) == pytest.approx(r.score(d.X, d.y, qid=d.qid))
     with pytest.raises(ValueError, match="per query"):
         XGBLambdaRanker(n_estimators=2).fit(d.X, d.y, qid=d.qid, sample_weight=np.ones(len(d.y)))
+    # rows without queries are never one query, in fit, score and eval_set alike
+    with pytest.raises(ValueError, match="XGBLambdaRanker.fit: no queries.*set_score_request"):
+        XGBLambdaRanker(n_estimators=2).fit(d.X, d.y)
+    with pytest.raises(ValueError, match="XGBLambdaRanker.score: no queries"):
+        r.score(d.X, d.y)
+    with pytest.raises(ValueError, match=r"eval_set\[0\]: no queries"):
+        XGBLambdaRanker(n_estimators=2).fit(d.X, d.y, qid=d.qid, eval_set=[(d.X, d.y)])
+    with pytest.raises(ValueError, match="needs an eval_set"):
+        XGBLambdaRanker(n_estimators=2, early_stopping_rounds=2).fit(d.X, d.y, qid=d.qid)
 
 
 def test_xgb_ranker_grid_search_with_group_k_fold():
-    from sklearn.model_selection import GridSearchCV, GroupKFold
+    import sklearn
+    from sklearn.model_selection import GridSearchCV, GroupKFold, cross_val_score
 
     d, df = _ranking_frame(1)
     search = GridSearchCV(XGBLambdaRanker(n_estimators=5, nthread=1),
@@ -417,6 +443,21 @@ def test_xgb_ranker_grid_search_with_group_k_fold():
     search.fit(df, d.y, groups=d.qid)
     assert set(search.best_params_) == {"max_depth", "eta"} and 0 < search.best_score_ <= 1
     assert len(search.cv_results_["mean_test_score"]) == 4
+    # numpy X and qid=: without routing the test folds reach score() without queries, which raises
+    # (before, each fold was scored as one list: 0.47 where the per-query value is 0.78 on MQ2008)
+    with pytest.raises(ValueError, match="XGBLambdaRanker.score: no queries"):
+        GridSearchCV(XGBLambdaRanker(n_estimators=5, nthread=1), {"max_depth": [2, 4]}, cv=GroupKFold(3),
+                     error_score="raise").fit(d.X, d.y, groups=d.qid, qid=d.qid)
+    # with metadata routing, fit and score get each fold's qid: the DataFrame form's numbers exactly
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = XGBLambdaRanker(n_estimators=5, nthread=1).set_fit_request(qid=True).set_score_request(qid=True)
+        routed = GridSearchCV(est, {"max_depth": [2, 4], "eta": [0.1, 0.3]}, cv=GroupKFold(3))
+        routed.fit(d.X, d.y, groups=d.qid, qid=d.qid)
+        scores = cross_val_score(est, d.X, d.y, cv=GroupKFold(3), params={"qid": d.qid, "groups": d.qid})
+    np.testing.assert_allclose(routed.cv_results_["mean_test_score"], search.cv_results_["mean_test_score"])
+    assert routed.best_params_ == search.best_params_
+    framed = cross_val_score(XGBLambdaRanker(n_estimators=5, nthread=1), df, d.y, groups=d.qid, cv=GroupKFold(3))
+    np.testing.assert_allclose(scores, framed)
 
 
 @pytest.mark.parametrize("metric", ["ndcg_loss2@10", "ndcg_loss2pp@10", "gain_diff", "xendcg"])

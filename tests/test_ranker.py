@@ -111,10 +111,11 @@ def test_save_load_bitwise_and_inspection(tmp_path, small_ranking):
 
 
 def test_history_early_stopping_subsampling_and_init_score(small_ranking):
+    ev = small_ranking.subset(np.arange(20))
     m = MARTRanker(objective="lambda", k=10, num_leaves=6, n_estimators=40, subsample=0.7, colsample=0.5,
                    growth="breadth_first", criterion="se").fit(
-        small_ranking.X, small_ranking.y, group=small_ranking.group, eval_set=[(small_ranking.X[:500], small_ranking.y[:500], None)],
-        early_stopping_rounds=3)
+        small_ranking.X, small_ranking.y, group=small_ranking.group,
+        eval_set=[(ev.X, ev.y, ev.group)], early_stopping_rounds=3)
     h = m.history_["valid_0"]
     assert len(h["ndcg@10"]) == len(m.trees_) <= 40 and np.isfinite(h["loss"]).all()
     assert m.history_["train"]["loss"][-1] < m.history_["train"]["loss"][0]
@@ -136,6 +137,25 @@ def test_history_early_stopping_subsampling_and_init_score(small_ranking):
         (lambda d: MARTRanker(criterion="gini").fit(d.X, d.y, group=d.group), "criterion"),
         (lambda d: MARTRanker(objective="ls", criterion="ole_exact").fit(d.X, d.y, group=d.group), "pairwise"),
         (lambda d: MARTRanker(n_estimators=1).fit(d.X, d.y, group=d.group).predict(d.X[:, :2]), "2 features"),
+        # rows without queries are never one query (GridSearchCV scored whole folds as one list)
+        (lambda d: MARTRanker(n_estimators=1).fit(d.X, d.y), "MARTRanker.fit: no queries.*set_score_request"),
+        (lambda d: MARTRanker(n_estimators=1).fit(d.X, d.y, group=d.group).score(d.X, d.y), "MARTRanker.score: no queries"),
+        (lambda d: MARTRanker(n_estimators=1).fit(d.X, d.y, group=d.group, eval_set=[(d.X, d.y)]), r"eval_set\[0\]: no queries"),
+        (lambda d: MARTRanker(n_estimators=2).fit(d.X, d.y, group=d.group, early_stopping_rounds=2), "needs an eval_set"),
+        (lambda d: MARTRanker(n_estimators=2).fit(d.X, d.y, group=d.group, eval_set=[(d.X, d.y, d.group)],
+                                                  early_stopping_rounds=0), "early_stopping_rounds"),
+        # a misspelt or unrecorded eval_metric stopped silently on the loss
+        (lambda d: MARTRanker(n_estimators=2).fit(d.X, d.y, group=d.group, eval_set=[(d.X, d.y, d.group)],
+                                                  early_stopping_rounds=2, eval_metric="ndgc@10"), "'ndgc@10' is not recorded"),
+        (lambda d: MARTRanker(n_estimators=2).fit(d.X, d.y, group=d.group, eval_set=[(d.X, d.y, d.group)],
+                                                  early_stopping_rounds=2, eval_metric="map@10"), "'map@10' is not recorded"),
+        # an eval metric the labels cannot define fails before training, not as NaN history
+        (lambda d: MARTRanker(n_estimators=2).fit(d.X, d.y + 0.5, group=d.group, eval_set=[(d.X, d.y + 0.5, d.group)],
+                                                  early_stopping_rounds=2, eval_metric="err@10"), "cannot score the eval set"),
+        # predict(n_iterations=-1) dropped the last tree
+        (lambda d: MARTRanker(n_estimators=2).fit(d.X, d.y, group=d.group).predict(d.X, n_iterations=-1), "n_iterations"),
+        (lambda d: MARTRanker(n_estimators=2).fit(d.X, d.y, group=d.group).predict(d.X, n_iterations=3), "from 0 to 2"),
+        (lambda d: MARTRanker(n_estimators=2).fit(d.X, d.y, group=d.group).predict(d.X, n_iterations=1.5), "n_iterations"),
     ],
 )
 def test_bad_input(small_ranking, call, match):
@@ -176,7 +196,23 @@ RANKER_EXPECTED_FAILURES = {
 }
 
 
-@parametrize_with_checks([MARTRanker(n_estimators=3, num_leaves=4, min_data_in_leaf=1, n_threads=1)],
+class _TenRowQueries(MARTRanker):
+    """scikit-learn's API checks call ``fit(X, y)`` / ``score(X, y)`` without queries, which
+    ``MARTRanker`` refuses (a ranker never treats rows as one query); this test-only subclass
+    supplies queries of ten consecutive rows so that the rest of the estimator API is checked."""
+
+    def fit(self, X, y, group=None, qid=None, **kwargs):
+        if group is None and qid is None and kwargs.get("group_ptr") is None and not hasattr(X, "columns"):
+            qid = np.arange(np.shape(X)[0]) // 10
+        return super().fit(X, y, group=group, qid=qid, **kwargs)
+
+    def score(self, X, y, qid=None, group=None):
+        if group is None and qid is None and not hasattr(X, "columns"):
+            qid = np.arange(np.shape(X)[0]) // 10
+        return super().score(X, y, qid=qid, group=group)
+
+
+@parametrize_with_checks([_TenRowQueries(n_estimators=3, num_leaves=4, min_data_in_leaf=1, n_threads=1)],
                          expected_failed_checks=lambda est: RANKER_EXPECTED_FAILURES)
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
@@ -216,6 +252,7 @@ def test_clone_params_repr_and_fitted_attributes(small):
 
 
 def test_grid_search_with_group_k_fold(small):
+    import sklearn
     from sklearn.model_selection import GridSearchCV, GroupKFold, cross_val_score
 
     df = _frame(small)
@@ -224,10 +261,22 @@ def test_grid_search_with_group_k_fold(small):
     search.fit(df, small.y, groups=small.qid)
     assert set(search.best_params_) == {"num_leaves", "learning_rate"}
     assert 0 < search.best_score_ <= 1 and len(search.cv_results_["mean_test_score"]) == 4
-    # qid= is sample-aligned, so the splitter slices it with X and y
-    scores = cross_val_score(MARTRanker(n_estimators=3, n_threads=1), small.X, small.y, groups=small.qid,
-                             cv=GroupKFold(3), params={"qid": small.qid})
-    assert scores.shape == (3,) and np.all((scores > 0) & (scores <= 1))
+    # numpy X: without routing, score() sees no queries and fails loudly (it scored each fold as one list)
+    with pytest.raises(ValueError, match="MARTRanker.score: no queries"):
+        cross_val_score(MARTRanker(n_estimators=3, n_threads=1), small.X, small.y, groups=small.qid,
+                        cv=GroupKFold(3), params={"qid": small.qid}, error_score="raise")
+    # with metadata routing, fit and score both get the fold's qid: the DataFrame form's numbers
+    framed = cross_val_score(MARTRanker(n_estimators=3, n_threads=1), df, small.y, groups=small.qid, cv=GroupKFold(3))
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = MARTRanker(n_estimators=3, n_threads=1).set_fit_request(qid=True).set_score_request(qid=True)
+        routed = cross_val_score(est, small.X, small.y, cv=GroupKFold(3), params={"qid": small.qid, "groups": small.qid})
+        np.testing.assert_allclose(routed, framed)
+        search_np = GridSearchCV(MARTRanker(n_estimators=5, min_data_in_leaf=5, n_threads=1)
+                                 .set_fit_request(qid=True).set_score_request(qid=True),
+                                 {"num_leaves": [3, 7], "learning_rate": [0.1, 0.3]}, cv=GroupKFold(3))
+        search_np.fit(small.X, small.y, groups=small.qid, qid=small.qid)
+    assert search_np.best_score_ == pytest.approx(search.best_score_) and search_np.best_params_ == search.best_params_
+    np.testing.assert_allclose(search_np.cv_results_["mean_test_score"], search.cv_results_["mean_test_score"])
 
 
 @pytest.mark.parametrize("metric", ["ndcg_loss2", "ndcg_loss2pp", "xendcg"])
@@ -241,3 +290,38 @@ def test_new_objectives_train_the_reference_trainer(small_ranking, metric):
     if metric == "xendcg":
         with pytest.raises(ValueError, match="pairwise"):
             MARTRanker(metric="xendcg", criterion="ole_exact").fit(d.X, d.y, group=d.group)
+
+
+def test_real_valued_labels_record_their_metrics_and_early_stop_on_them(small_ranking):
+    # NDCG with linear gain is defined on real labels; before, every history value was NaN and
+    # early stopping cut at the patience limit
+    d = small_ranking
+    y = d.y * 0.7 + 0.05
+    tr, ev = d.subset(np.arange(90)), d.subset(np.arange(90, 120))
+    ytr, yev = y[: tr.y.shape[0]], y[tr.y.shape[0]:]
+    m = MARTRanker(n_estimators=30, num_leaves=6, kernel_options={"gain": "linear"}, n_threads=1).fit(
+        tr.X, ytr, group=tr.group, eval_set=[(ev.X, yev, ev.group)], early_stopping_rounds=5,
+        history_options={"convention": "trec"}, history_metrics=("ndcg@10", "err@10"))
+    h = m.history_["valid_0"]
+    assert np.all(np.isfinite(h["ndcg@10"])) and np.all(np.isnan(h["err@10"]))  # ERR needs grades: NaN alone
+    assert m.best_iteration_ == int(np.argmax(h["ndcg@10"])) + 1 > 1
+
+
+def test_init_scores_are_not_modified_and_predict_uses_the_best_iteration(small_ranking):
+    d = small_ranking
+    ev = d.subset(np.arange(30))
+    base = np.linspace(0, 1, d.y.shape[0])
+    ebase = np.linspace(0, 1, ev.y.shape[0])
+    keep, ekeep = base.copy(), ebase.copy()
+    m = MARTRanker(n_estimators=25, num_leaves=6, n_threads=1).fit(
+        d.X, d.y, group=d.group, init_score=base, eval_set=[(ev.X, ev.y, ev.group)], eval_init_score=[ebase],
+        early_stopping_rounds=3)
+    np.testing.assert_array_equal(base, keep)
+    np.testing.assert_array_equal(ebase, ekeep)
+    again = MARTRanker(n_estimators=25, num_leaves=6, n_threads=1).fit(
+        d.X, d.y, group=d.group, init_score=base, eval_set=[(ev.X, ev.y, ev.group)], eval_init_score=[ebase],
+        early_stopping_rounds=3)
+    np.testing.assert_array_equal(m.predict(d.X), again.predict(d.X))  # the "same" array gives the same model
+    assert m.best_iteration_ < len(m.trees_)  # it stopped after waiting
+    np.testing.assert_array_equal(m.predict(d.X), m.predict(d.X, n_iterations=m.best_iteration_))
+    assert not np.array_equal(m.predict(d.X), m.predict(d.X, n_iterations=len(m.trees_)))

@@ -7,8 +7,9 @@ from sklearn.base import BaseEstimator
 from .. import _registry as reg
 from .._config import FLOAT, PTR
 from .._optional import require
+from .._sklearn import require_queries
 from ..checks import check_labels
-from ..groups import resolve_group_ptr, split_qid_column
+from ..groups import split_qid_column
 from ..metrics import metric_values, parse_metric
 from ._base import LambdaObjective
 from .eval_metrics import EvalMetric, XGBoostEval, xgboost_metric
@@ -110,9 +111,7 @@ def _sorted_ptr(n, group, qid, what):
                 f"{what}: qid must be sorted in non-decreasing order (XGBoost requirement); row {r} has "
                 f"qid {q[r]!r} after {q[r - 1]!r}. Sort rows by qid (stably) first; rows are never reordered here."
             )
-    if group is None and qid is None:
-        raise ValueError(f"{what}: give group= (sizes) or qid=")
-    return resolve_group_ptr(n, group=group, qid=qid)
+    return require_queries(what, n, group=group, qid=qid)
 
 
 class XGBLambdaRanker(BaseEstimator):
@@ -145,10 +144,14 @@ class XGBLambdaRanker(BaseEstimator):
 
     Notes
     -----
-    Queries come from ``group``/``qid`` in :meth:`fit` or, like ``xgb.XGBRanker``, from a ``qid``
-    column of a pandas DataFrame ``X`` (never a feature), so ``GridSearchCV`` /
-    ``cross_val_score`` with ``GroupKFold`` work. Rows must be sorted by qid (XGBoost's rule); they
-    are checked, never reordered. Without queries every row is one query.
+    Queries come from ``group``/``qid`` in :meth:`fit` and :meth:`score`, or, like
+    ``xgb.XGBRanker``, from a ``qid`` column of a pandas DataFrame ``X`` (never a feature). Rows
+    without queries raise ``ValueError`` in :meth:`fit`, :meth:`score` and for each ``eval_set``:
+    a ranker never treats them as one query. In ``GridSearchCV`` / ``cross_val_score`` with
+    ``GroupKFold`` use the DataFrame column, or numpy ``X`` with scikit-learn's metadata routing
+    (``sklearn.set_config(enable_metadata_routing=True)``,
+    ``set_fit_request(qid=True).set_score_request(qid=True)``, then ``fit(X, y, groups=qid, qid=qid)``
+    on the search). Rows must be sorted by qid (XGBoost's rule); they are checked, never reordered.
     """
 
     def __init__(self, objective="ndcg", n_estimators=100, eval_metric=None, early_stopping_rounds=None,
@@ -212,13 +215,15 @@ class XGBLambdaRanker(BaseEstimator):
         X = _check_X(X)
         y = check_labels(y, X.shape[0], name="y")
         n = X.shape[0]
-        ptr = _sorted_ptr(n, group, qid, "fit") if (group is not None or qid is not None) \
-            else np.array([0, n], dtype=PTR)
+        ptr = _sorted_ptr(n, group, qid, "XGBLambdaRanker.fit")
         if sample_weight is not None:
             sample_weight = np.asarray(sample_weight, dtype=FLOAT)
         if sample_weight is not None and sample_weight.shape[0] != ptr.shape[0] - 1:
             raise ValueError(f"sample_weight is per query in XGBoost ranking: got {sample_weight.shape[0]} "
                              f"values for {ptr.shape[0] - 1} queries")
+        if self.early_stopping_rounds is not None and not eval_set:
+            raise ValueError("early_stopping_rounds needs an eval_set to watch (fit(..., eval_set=[(X_val, y_val)], "
+                             "eval_qid=[qid_val]))")
         dtrain = xgb.DMatrix(X, y, group=np.diff(ptr), weight=sample_weight)
         spec = self.eval_metric or f"{_eval_name(obj.metric)}@10"
         feval = xgboost_metric(spec)
@@ -227,7 +232,7 @@ class XGBLambdaRanker(BaseEstimator):
             ge = None if eval_group is None else eval_group[i]
             Xe, qe = split_qid_column(Xe, None if eval_qid is None else eval_qid[i])
             Xe = _check_X(Xe)
-            pe = _sorted_ptr(Xe.shape[0], ge, qe, f"eval_set[{i}]")
+            pe = _sorted_ptr(Xe.shape[0], ge, qe, f"XGBLambdaRanker.fit eval_set[{i}]")
             evals.append((xgb.DMatrix(Xe, np.asarray(ye), group=np.diff(pe)), f"validation_{i}"))
         params = {"base_score": 0.0, "disable_default_eval_metric": 1, "min_child_weight": obj.min_child_weight}
         params.update(self._xgb_params())
@@ -280,9 +285,9 @@ class XGBLambdaRanker(BaseEstimator):
     def score(self, X, y, qid=None, group=None):
         """Mean over queries of ``score_metric``; queries from ``qid``/``group`` or X's qid column."""
         X, qid = split_qid_column(X, qid)
+        ptr = require_queries("XGBLambdaRanker.score", X.shape[0], group=group, qid=qid)
         s = self.predict(X)
-        return float(np.mean(metric_values(s, y, resolve_group_ptr(s.shape[0], group=group, qid=qid),
-                                           self.score_metric)))
+        return float(np.mean(metric_values(s, y, ptr, self.score_metric)))
 
 
 def _check_X(X):
