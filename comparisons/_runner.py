@@ -103,6 +103,10 @@ def run_grid(configs, func, store, *, args=(), jobs=1, scheduler=None, force=Fal
             todo.append(i)
     for p in store.redone:
         log(f"corrupt or partial result {p}: redoing it")
+    outdated = {} if force or not todo else store.outdated([configs[i] for i in todo])
+    if outdated:
+        log(f"{desc}: stored results computed from " + ", ".join(f"{why} ({n})" for why, n in outdated.items())
+            + " are not reused: recomputing those cells")
     mine, waiting = [], []
     for i in todo:
         (mine if store.claim(configs[i]) else waiting).append(i)

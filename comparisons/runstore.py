@@ -322,6 +322,25 @@ class RunStore:
             return None
         return doc["result"]
 
+    def outdated(self, configs):
+        """``{reason: count}`` for ``configs`` whose stored result was computed from other data files,
+        other code or other versions (so it is recomputed, and the user is told why)."""
+        wanted = {config_hash(json.loads(json.dumps(c, default=str))): c for c in configs}
+        reasons = {}
+        for p in self.folder.glob(f"{self.prefix}-*.json"):
+            try:
+                doc = json.loads(p.read_text())
+                cfg = wanted.get(config_hash(doc["config"]))
+            except (ValueError, KeyError, TypeError, OSError):
+                continue
+            if cfg is None:
+                continue
+            now = json.loads(json.dumps(self._ident(cfg), default=str))
+            for field, why in (("data", "other data files"), ("code", "other code"), ("key", "other versions")):
+                if doc.get(field) != now[field]:
+                    reasons[why] = reasons.get(why, 0) + 1
+        return reasons
+
     def save(self, config, result, meta=None):
         p = self.path(config)
         doc = {**self._ident(config), "result": result, "meta": meta or {}, "checksum": _checksum(result),

@@ -81,7 +81,8 @@ def test_changed_data_files_are_recomputed_unchanged_ones_reused_with_a_message(
     # the same path, the same size, new content (the case a path- or size-only key would miss)
     (tmp_path / "data" / "Fold1" / "train.txt").write_text("2 qid:1 1:0.5\n")
     assert run_grid(grid, cell, RunStore(tmp_path / "runs", "t"))[0][1] == {"v": 2.0}
-    assert "0 reused" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "0 reused" in said and "computed from other data files (1) are not reused" in said
     # a file of another fold does not invalidate this fold's cells
     (tmp_path / "data" / "Fold2").mkdir()
     (tmp_path / "data" / "Fold2" / "train.txt").write_text("5 qid:1 1:0.5\n")
@@ -104,6 +105,7 @@ def test_changed_code_of_the_cell_is_recomputed(tmp_path, monkeypatch, capsys):
     src.write_text("def f(cfg):\n    return {'v': 2}  # fixed\n")
     mod = importlib.reload(mod)
     assert run_grid([{"x": 1}], mod.f, RunStore(store_dir, "t"))[0][1] == {"v": 2}
+    assert "computed from other code (1)" in capsys.readouterr().out
     store = RunStore(store_dir, "t", code=("lambda_objectives",))  # another package's code: another key
     assert store.load({"x": 1}) is None
 
