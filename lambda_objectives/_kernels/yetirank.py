@@ -20,8 +20,10 @@ never on the thread that handles a query: the query's key is ``splitmix64`` chai
 three, and draw ``c`` of the query is the ``splitmix64`` finaliser of ``key + (c + 1) · golden``
 (Steele, Lea & Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014). 64-bit
 arithmetic wraps on purpose; the Python layer silences numpy's overflow warnings for
-``NUMBA_DISABLE_JIT=1`` runs.
+``NUMBA_DISABLE_JIT=1`` runs, which give the same bits (``math``'s exp/log, not numpy's).
 """
+
+import math
 
 import numpy as np
 from numba import njit, prange
@@ -77,7 +79,9 @@ def noisy_scores(s, key, perm, out):
     for i in range(m):
         u = uniform32(key, base + np.uint64(i))
         ratio = u / (NOISE_SHIFT - u)
-        out[i] = s[i] + np.log(np.float64(ratio))  # u = 0: −inf, last place, as CatBoost's 0 multiplier
+        # u = 0: −inf, last place, as CatBoost's 0 multiplier. math, not numpy: numpy's own SIMD
+        # log/exp can differ from the C library's in the last bit, and numba calls the C library's
+        out[i] = s[i] + math.log(np.float64(ratio)) if ratio > 0 else -np.inf
 
 
 @njit(cache=True)
@@ -94,7 +98,7 @@ def yetirank_query(s, y, key, permutations, decay, mode, weight, grad, hess, noi
         ideal = np.sort(y)[::-1]
         idcg = 0.0
         for p in range(m):
-            idcg += ideal[p] / np.log2(p + 2.0)
+            idcg += ideal[p] / math.log2(p + 2.0)
         if idcg <= 0.0:
             return  # all labels 0: no pair has a weight
     scale = weight / permutations
@@ -109,12 +113,12 @@ def yetirank_query(s, y, key, permutations, decay, mode, weight, grad, hess, noi
                 if mode == CLASSIC:
                     w = coef * abs(y[a] - y[b])
                 else:
-                    w = abs((y[a] - y[b]) * (1.0 / np.log2(t + 1.0) - 1.0 / np.log2(t + 2.0))) / idcg
+                    w = abs((y[a] - y[b]) * (1.0 / math.log2(t + 1.0) - 1.0 / math.log2(t + 2.0))) / idcg
                 if y[a] > y[b]:
                     hi, lo = a, b
                 else:
                     hi, lo = b, a
-                p = 1.0 / (1.0 + np.exp(s[hi] - s[lo]))
+                p = 1.0 / (1.0 + math.exp(s[hi] - s[lo]))
                 wp = scale * w * p
                 grad[hi] -= wp
                 grad[lo] += wp
