@@ -13,7 +13,8 @@ from ._threads import numba_threads
 from .checks import check_labels, check_query_weights, check_scores
 from .groups import check_group_ptr
 
-__all__ = ["YETIRANK_DEFAULTS", "YETIRANK_MODES", "check_yetirank_options", "yetirank_gradients"]
+__all__ = ["YETIRANK_DEFAULTS", "YETIRANK_MODES", "check_yetirank_options", "yetirank_catboost_row",
+           "yetirank_gradients"]
 
 #: CatBoost's ``YetiRank`` defaults (catboost 1.2.10: ``permutations=10``; ``decay=0.85``, read off
 #: by the probe, docs/reproducing.md) and ``mode=Classic``
@@ -129,3 +130,56 @@ def yetirank_gradients(scores, labels, group_ptr, *, permutations=10, decay=0.85
         yk.yetirank_driver(s, y, ptr, w, np.uint64(seed), np.uint64(iteration), permutations, decay,
                            YETIRANK_MODES[mode], grad, hess)
     return grad, hess
+
+
+def yetirank_catboost_row(scores, labels, group_ptr, n_seeds=20, permutations=1000, decay=0.85, seed=0,
+                          max_z=5.0):
+    """Our YetiRank against CatBoost's own, both averaged over seeds, as one ``validate`` row.
+
+    CatBoost's ``YetiRank:permutations=P;decay=γ`` is probed (:func:`lambda_objectives.probe_catboost`)
+    with ``random_seed`` 0 … ``n_seeds − 1`` at ``scores`` rounded to float32 (its baseline precision);
+    ours is :func:`yetirank_gradients` with the same ``P`` and ``γ`` at ``iteration`` 0 … ``n_seeds − 1``
+    (seed ``seed``) on the same scores. The generators differ, so single runs differ; their means
+    estimate the same expectation. Per document, ``z`` is the difference of CatBoost's mean ``der1``
+    and our mean ``−grad`` over the standard error of that difference (each side's spread over its
+    seeds). Run it isolated from LightGBM/XGBoost (``comparisons`` does).
+
+    Returns
+    -------
+    dict
+        ``setting``, ``loss_function``, ``reproduced`` ("pass" when every document's ``|z| <= max_z``),
+        ``max_abs_z``, ``share_within_2se`` (about 0.95 expected), ``der1_median_rel``,
+        ``der2_median_rel`` (seed means, relative to CatBoost's), ``exact`` ("n/a"), ``n_seeds``,
+        ``permutations``, ``decay``, ``n_docs``, ``n_queries``, ``catboost_version``.
+    """
+    import catboost
+
+    from .probe import probe_catboost
+
+    permutations, decay, _, seed = check_yetirank_options(permutations, decay, "classic", seed)
+    s = check_scores(scores).astype(np.float32).astype(FLOAT)
+    y = check_labels(labels, s.shape[0])
+    ptr = check_group_ptr(group_ptr, s.shape[0])
+    if isinstance(n_seeds, bool) or not isinstance(n_seeds, numbers.Integral) or n_seeds < 2:
+        raise ValueError(f"n_seeds must be an integer >= 2 (the spread over seeds is used), got {n_seeds!r}")
+    loss = f"YetiRank:permutations={permutations};decay={decay!r}"
+    cb = [probe_catboost(s, y, ptr, loss, params={"random_seed": k}) for k in range(int(n_seeds))]
+    cb1, cb2 = np.array([r[0] for r in cb]), np.array([r[1] for r in cb])
+    ours = [yetirank_gradients(s, y, ptr, permutations=permutations, decay=decay, seed=seed, iteration=k)
+            for k in range(int(n_seeds))]
+    o1, o2 = -np.array([r[0] for r in ours]), -np.array([r[1] for r in ours])
+    m_cb, m_o = cb1.mean(0), o1.mean(0)
+    se = np.sqrt((cb1.var(0, ddof=1) + o1.var(0, ddof=1)) / n_seeds)
+    keep = np.isfinite(m_cb) & (se > 0)
+    z = np.abs(m_cb[keep] - m_o[keep]) / se[keep]
+
+    def median_rel(a, b):
+        ok = np.isfinite(a) & np.isfinite(b) & (b != 0)
+        return float(np.median(np.abs(a[ok] - b[ok]) / np.abs(b[ok]))) if ok.any() else 0.0
+
+    return {"setting": "YetiRank ours vs CatBoost (seed means)", "loss_function": loss,
+            "reproduced": "pass" if z.size and z.max() <= max_z else "differs",
+            "max_abs_z": float(z.max(initial=0.0)), "share_within_2se": float(np.mean(z <= 2.0)) if z.size else 0.0,
+            "der1_median_rel": median_rel(m_o, m_cb), "der2_median_rel": median_rel(o2.mean(0), cb2.mean(0)),
+            "exact": "n/a", "n_seeds": int(n_seeds), "permutations": permutations, "decay": decay,
+            "n_docs": int(y.size), "n_queries": int(ptr.size - 1), "catboost_version": catboost.__version__}

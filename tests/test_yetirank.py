@@ -149,3 +149,21 @@ def test_mode_ndcg_accepts_upper_case_and_all_zero_queries_give_zero():
                                   yetirank_gradients(s, y, ptr, mode="ndcg")[0])
     g, h = yetirank_gradients(s, np.zeros_like(y), ptr, mode="ndcg")
     assert np.all(g == 0) and np.all(h == 0)
+
+
+def test_our_seed_means_match_catboosts_own_yetirank(monkeypatch):
+    pytest.importorskip("catboost", reason="catboost is not installed (pip install 'lambda_objectives[catboost]')")
+    import lambda_objectives.yetirank as yr
+
+    rng = np.random.default_rng(0)
+    ptr = np.r_[0, np.cumsum(rng.integers(3, 12, size=4))]
+    y = rng.integers(0, 3, size=ptr[-1]).astype(float)
+    s = np.round(rng.normal(size=ptr[-1]), 1)  # ties
+    row = yr.yetirank_catboost_row(s, y, ptr, n_seeds=10, permutations=200)
+    assert row["reproduced"] == "pass" and row["n_docs"] == y.size, row
+    # the comparison can fail: our side with CatBoost's older default decay 0.99 is told apart
+    real = yr.yetirank_gradients
+    monkeypatch.setattr(yr, "yetirank_gradients", lambda *a, **kw: real(*a, **{**kw, "decay": 0.99}))
+    assert yr.yetirank_catboost_row(s, y, ptr, n_seeds=10, permutations=200)["reproduced"] == "differs"
+    with pytest.raises(ValueError, match="n_seeds"):
+        yr.yetirank_catboost_row(s, y, ptr, n_seeds=1)
