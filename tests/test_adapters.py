@@ -589,3 +589,14 @@ def test_yetirank_bad_options_fail_at_construction(kwargs, match):
     for cls in (LightGBMObjective, XGBoostObjective):
         with pytest.raises(ValueError, match=match):
             cls("yetirank", **kwargs)
+
+
+def test_lgbm_ranker_refits_with_one_objective_start_from_round_zero():
+    """LGBMRanker's 4-argument call: a new fit is a new data set, so YetiRank's rounds restart."""
+    from lambda_objectives import make_ranking
+
+    d = make_ranking(30, docs_per_query=(5, 15), n_features=4, seed=6)
+    obj = LightGBMObjective("yetirank", seed=2)
+    ranker = lgb.LGBMRanker(objective=obj, n_estimators=5, verbose=-1, n_jobs=1)
+    first = ranker.fit(d.X, d.y, group=d.group).predict(d.X)
+    np.testing.assert_array_equal(ranker.fit(d.X, d.y, group=d.group).predict(d.X), first)
