@@ -11,7 +11,7 @@ import time
 import numpy as np
 from numba import njit
 
-from lambda_objectives import LAMBDA_METRICS, lambda_gradients, qid_to_ptr, xendcg_gradients
+from lambda_objectives import LAMBDA_METRICS, lambda_gradients, qid_to_ptr, xendcg_gradients, yetirank_gradients
 
 from ._machine import best_time, machine_record
 
@@ -139,6 +139,10 @@ def bench_pairs_per_second(quick):
     rows.append({"metric": "xendcg (listwise, O(n))", "pairs": pairs,
                  "seconds_1t": best_time(lambda: xendcg_gradients(s, y, ptr, gammas=gam, n_threads=1),
                                          2 if quick else 3)})
+    # one boosting round of YetiRank with CatBoost's defaults (10 noisy rankings per query)
+    yetirank_gradients(s, y, ptr, n_threads=1)
+    rows.append({"metric": "yetirank (10 permutations, per round)", "pairs": pairs,
+                 "seconds_1t": best_time(lambda: yetirank_gradients(s, y, ptr, n_threads=1), 2 if quick else 3)})
     for row in rows:  # each objective's cost against the ΔNDCG kernel timed in the same run
         row["seconds_over_ndcg_1t"] = row["seconds_1t"] / rows[0]["seconds_1t"]
     g = np.empty_like(s)

@@ -64,8 +64,10 @@ __all__ += ["CONVENTIONS", "METRICS", "convention_label", "mean_metric", "metric
 # --- lambdas ---
 from .lambdas import LAMBDA_METRICS, OBJECTIVES, LambdaPairs, lambda_gradients  # noqa: E402
 from .xendcg import xendcg_gradients  # noqa: E402
+from .yetirank import YETIRANK_DEFAULTS, yetirank_catboost_row, yetirank_gradients  # noqa: E402
 
-__all__ += ["LAMBDA_METRICS", "OBJECTIVES", "LambdaPairs", "lambda_gradients", "xendcg_gradients"]
+__all__ += ["LAMBDA_METRICS", "OBJECTIVES", "LambdaPairs", "lambda_gradients", "xendcg_gradients",
+            "YETIRANK_DEFAULTS", "yetirank_catboost_row", "yetirank_gradients"]
 # --- adapters ---
 from .adapters import (  # noqa: E402
     HessianWarning,

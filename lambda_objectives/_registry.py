@@ -20,6 +20,7 @@ from .checks import check_k
 NDCG, DCG, ERR, MAP, MRR, RANKNET = 0, 1, 2, 3, 4, 5
 NDCG_LOSS2, NDCG_LOSS2PP, LABEL_DIFF, GAIN_DIFF = 6, 7, 8, 9
 XENDCG = 10
+YETIRANK = 11
 
 #: ``integer_labels`` value of the gain-based rows: whole grades unless ``gain='linear'``
 UNLESS_LINEAR = "unless linear gain"
@@ -76,6 +77,7 @@ class Entry:
     aliases: tuple = ()
     summary: str = ""
     listwise: bool = False      # a listwise objective (its own kernel, not the pair loop)
+    sampled: bool = False       # pairs drawn afresh every round (YetiRank: its own kernel, not the pair loop)
 
 
 _ROWS = (
@@ -106,6 +108,8 @@ _ROWS = (
           summary="pair weight |G_i - G_j|"),
     Entry("xendcg", XENDCG, False, False, False, _no_inputs, presets={"lightgbm": "rank_xendcg"},
           summary="XE-NDCG, listwise softmax cross-entropy (Bruch et al. 2021)", listwise=True),
+    Entry("yetirank", YETIRANK, False, False, False, _no_inputs, presets={"catboost": "YetiRank"},
+          summary="YetiRank (Gulin et al. 2011; CatBoost's YetiRank): neighbour pairs of noisy rankings", sampled=True),
 )
 
 #: name (and alias) -> row
@@ -119,12 +123,12 @@ def names(kind=None, preset=None):
     """Canonical names of the rows with a ``kind`` or engine ``preset``.
 
     ``kind``: ``"metric"`` (has a value), ``"lambdas"`` (a pair objective of the pair loop),
-    ``"objective"`` (anything an adapter can train with: pair or listwise).
+    ``"objective"`` (anything an adapter can train with: pair, listwise or sampled pairs).
     """
     out = []
     for row in _ROWS:
         if kind == "objective":
-            if not (row.lambdas or row.listwise):
+            if not (row.lambdas or row.listwise or row.sampled):
                 continue
         elif kind is not None and not getattr(row, kind):
             continue

@@ -18,8 +18,9 @@ __all__ = ["lambda_gradients", "LambdaPairs", "LAMBDA_METRICS", "OBJECTIVES"]
 
 #: Metrics :func:`lambda_gradients` accepts.
 LAMBDA_METRICS = reg.names("lambdas")
-#: Everything an engine adapter or ``reference.MARTRanker`` trains with: the pair objectives and
-#: the listwise ones (XE-NDCG, :func:`lambda_objectives.xendcg_gradients`).
+#: Everything an engine adapter or ``reference.MARTRanker`` trains with: the pair objectives,
+#: the listwise ones (XE-NDCG, :func:`lambda_objectives.xendcg_gradients`) and the sampled ones
+#: (YetiRank, :func:`lambda_objectives.yetirank_gradients`).
 OBJECTIVES = reg.names("objective")
 _NORMALIZE = {None: pairs.NORM_NONE, False: pairs.NORM_NONE, "lambdarank": pairs.NORM_LAMBDARANK}
 
@@ -100,8 +101,9 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
     mu : float, optional
         NDCG-Loss2++ only: the weight of its rank-gap term (default 10, allRank's default).
     seed : int, optional
-        ``"xendcg"`` only (listwise: :func:`~lambda_objectives.xendcg_gradients`, which it calls with
-        ``seed``; none of the pair options apply).
+        ``"xendcg"`` and ``"yetirank"`` only (:func:`~lambda_objectives.xendcg_gradients`,
+        :func:`~lambda_objectives.yetirank_gradients` with its defaults, which it calls with ``seed``;
+        none of the pair options apply).
     normalize : {None, "lambdarank"}
         ``"lambdarank"``: LightGBM's ``lambdarank_norm``: each query's ``g`` and ``h`` are
         multiplied by :math:`\log_2(1+S)/S` with :math:`S = \sum_{pairs} 2\sigma|\Delta Z|\rho`
@@ -129,12 +131,12 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
                                  query_weights=query_weights, normalize=normalize, mu=mu, out=out, n_threads=n_threads,
                                  return_pairs=return_pairs, return_cost=return_cost)
     metric, k = reg.parse_metric(metric, k, kind="objective")
-    if reg.REGISTRY[metric].listwise:
+    if reg.REGISTRY[metric].listwise or reg.REGISTRY[metric].sampled:
         return _listwise(metric, scores, labels, group_ptr, k=k, sigma=sigma, gain=gain, label_gain=label_gain,
                          max_label=max_label, normalize=normalize, mu=mu, out=out, return_pairs=return_pairs,
                          return_cost=return_cost, seed=seed, query_weights=query_weights, n_threads=n_threads)
     if seed is not None:
-        raise ValueError(f"seed is XE-NDCG's; metric {metric!r} is deterministic")
+        raise ValueError(f"seed is XE-NDCG's and YetiRank's; metric {metric!r} is deterministic")
     mu = check_mu(metric, mu)
     _check_sigma_normalize(sigma, normalize)
     s = check_scores(scores)
@@ -184,7 +186,8 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
 
 
 def _listwise(metric, scores, labels, group_ptr, *, seed, query_weights, n_threads, **unsupported):
-    """``lambda_gradients`` of a listwise row (XE-NDCG): its own kernel, none of the pair options."""
+    """``lambda_gradients`` of a listwise or sampled row (XE-NDCG, YetiRank): its own kernel, none of the
+    pair options."""
     defaults = {"k": None, "sigma": 1.0, "gain": "exp", "label_gain": None, "max_label": None, "normalize": None,
                 "mu": None, "out": None, "return_pairs": False, "return_cost": False}
 
@@ -194,7 +197,14 @@ def _listwise(metric, scores, labels, group_ptr, *, seed, query_weights, n_threa
 
     given = sorted(name for name, v in unsupported.items() if not is_default(v, defaults[name]))
     if given:
+        if metric == "yetirank":
+            raise ValueError(f"'yetirank' samples its pairs and takes none of {given} (see yetirank_gradients)")
         raise ValueError(f"{metric!r} is listwise and takes none of {given} (see xendcg_gradients)")
+    if metric == "yetirank":
+        from .yetirank import yetirank_gradients
+
+        return yetirank_gradients(scores, labels, group_ptr, seed=0 if seed is None else seed,
+                                  query_weights=query_weights, n_threads=n_threads)
     return xendcg_gradients(scores, labels, group_ptr, seed=seed, query_weights=query_weights, n_threads=n_threads)
 
 

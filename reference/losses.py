@@ -12,6 +12,8 @@ Each loss fills caller-provided ``g``/``h`` (pygbm pattern). Scores ``F`` are fl
 * ``"lambda"``: :func:`lambda_objectives.lambda_gradients` for any metric; ``F₀ = 0`` (only score
   differences within a query matter); the loss is the fixed-ranking pairwise cost
   ``Σ |ΔZ_ij| log(1 + e^{−σ(s_i − s_j)})`` evaluated at the current ranking.
+* ``"lambda"`` with ``metric="xendcg"`` / ``"yetirank"``: :class:`XENDCG`, :class:`YetiRank` (fresh
+  draws every round, reproducible from ``random_state``).
 """
 
 import numpy as np
@@ -171,6 +173,59 @@ class XENDCG:
             z = F[a:b] - F[a:b].max()
             phi = np.exp2(y[a:b]) - 0.5
             total -= float(np.sum(phi / phi.sum() * (z - np.log(np.exp(z).sum()))))
+        return total / (ptr.shape[0] - 1)
+
+    def ranking_scores(self, F):
+        return F
+
+
+class YetiRank:
+    """YetiRank (CatBoost's ``YetiRank``) through :func:`lambda_objectives.yetirank_gradients`: round
+    ``r`` uses the draws of ``(seed, r, query)``, ``seed`` = ``random_state`` unless ``kernel_options``
+    give one. The recorded loss is the pairwise logistic loss of the neighbour pairs of the
+    noise-free ranking (every ``u = 1/2``, the noise's median), so the loss history is deterministic."""
+
+    n_columns = 1
+
+    def __init__(self, random_state=0, n_threads=None, **kernel_options):
+        from lambda_objectives.yetirank import YETIRANK_DEFAULTS, check_yetirank_options
+
+        unknown = set(kernel_options) - set(YETIRANK_DEFAULTS) - {"seed"}
+        if unknown:
+            raise ValueError(f"YetiRank takes kernel_options {sorted(YETIRANK_DEFAULTS) + ['seed']}, got {sorted(unknown)}")
+        opts = {**YETIRANK_DEFAULTS, "seed": 0 if random_state is None else random_state, **kernel_options}
+        self.permutations, self.decay, self.mode, self.seed = check_yetirank_options(**opts)
+        self.n_threads = n_threads
+        self.round = 0
+        self.last_pairs = None
+
+    def init_score(self, y, ptr):
+        return np.zeros(y.shape[0])
+
+    def gradients(self, F, y, ptr, g, h):
+        from lambda_objectives import yetirank_gradients
+
+        yetirank_gradients(F, y, ptr, permutations=self.permutations, decay=self.decay, mode=self.mode,
+                           seed=self.seed, iteration=self.round, out=(g, h), n_threads=self.n_threads)
+        self.round += 1
+
+    def loss(self, F, y, ptr):
+        total = 0.0
+        for a, b in zip(ptr[:-1], ptr[1:]):
+            if b - a < 2:
+                continue
+            o = np.argsort(-F[a:b], kind="stable")
+            s, t = F[a:b][o], y[a:b][o]
+            pos = np.arange(1, b - a)
+            if self.mode == "classic":
+                w = 0.15 * self.decay ** (pos - 1.0) * np.abs(t[:-1] - t[1:])
+            else:
+                idcg = float(np.sum(np.sort(t)[::-1] / np.log2(np.arange(b - a) + 2.0)))
+                if idcg <= 0:
+                    continue
+                w = np.abs((t[:-1] - t[1:]) * (1.0 / np.log2(pos + 1.0) - 1.0 / np.log2(pos + 2.0))) / idcg
+            sign = np.where(t[:-1] > t[1:], 1.0, -1.0)  # margin of the better-labelled document
+            total += float(np.sum(w * np.logaddexp(0.0, -sign * (s[:-1] - s[1:]))))
         return total / (ptr.shape[0] - 1)
 
     def ranking_scores(self, F):

@@ -15,7 +15,7 @@ from lambda_objectives.groups import split_qid_column
 
 from .binning import BinMapper
 from .grower import GROWTH, NODE_DTYPE, TreeGrower, predict_binned
-from .losses import OBJECTIVES, XENDCG, Lambda, LeastSquares, Logistic, McRank
+from .losses import OBJECTIVES, XENDCG, Lambda, LeastSquares, Logistic, McRank, YetiRank
 from .splitting import CRITERIA
 
 FORMAT_VERSION = 1
@@ -34,7 +34,8 @@ class MARTRanker(BaseEstimator):
     ----------
     objective : {"lambda", "ls", "logistic", "mcrank"}
     metric, k, sigma : the lambda objective (any of ``lambda_objectives.OBJECTIVES``: "ndcg", "err", "map",
-        "mrr", "ranknet", the LambdaLoss weights, or the listwise "xendcg"), cutoff, σ
+        "mrr", "ranknet", the LambdaLoss weights, the listwise "xendcg" or the sampled "yetirank",
+        whose options go in ``kernel_options`` and whose seed is ``random_state``), cutoff, σ
     criterion : {"se", "ole", "ole_exact"}
         Split criterion; see :mod:`reference.splitting`.
     growth : {"best_first", "breadth_first", "depth_first"}
@@ -127,7 +128,8 @@ class MARTRanker(BaseEstimator):
         parse_metric(self.score_metric)
         if self.objective == "lambda":
             choice("metric", LAMBDA_OBJECTIVES)
-        pairwise = self.objective == "lambda" and self.metric != "xendcg"
+        # YetiRank's pairs are drawn inside its kernel: the exact OLE criterion has no pair list to use
+        pairwise = self.objective == "lambda" and self.metric not in ("xendcg", "yetirank")
         if self.criterion == "ole_exact" and not pairwise:
             raise ValueError("criterion='ole_exact' is defined for pairwise (lambda) objectives only")
         if self.leaf_hessian == "exact" and not pairwise:
@@ -188,6 +190,11 @@ class MARTRanker(BaseEstimator):
             return McRank(int(y.max()) + 1)
         if self.metric == "xendcg":
             return XENDCG(self.random_state, self.n_threads, **(self.kernel_options or {}))
+        if self.metric == "yetirank":
+            if self.k is not None or self.sigma != 1.0:
+                raise ValueError("metric='yetirank' has no cutoff and no sigma (CatBoost's PairLogit): "
+                                 f"k must be None and sigma 1.0, got k={self.k!r}, sigma={self.sigma!r}")
+            return YetiRank(self.random_state, self.n_threads, **(self.kernel_options or {}))
         return Lambda(self.metric, self.k, self.sigma, self.n_threads,
                       pairs=self.criterion == "ole_exact" or self.leaf_hessian == "exact", **(self.kernel_options or {}))
 

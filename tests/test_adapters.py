@@ -460,7 +460,7 @@ def test_xgb_ranker_grid_search_with_group_k_fold():
     np.testing.assert_allclose(scores, framed)
 
 
-@pytest.mark.parametrize("metric", ["ndcg_loss2@10", "ndcg_loss2pp@10", "gain_diff", "xendcg"])
+@pytest.mark.parametrize("metric", ["ndcg_loss2@10", "ndcg_loss2pp@10", "gain_diff", "xendcg", "yetirank"])
 def test_new_objectives_train_in_every_engine_path(metric):
     from lambda_objectives import make_ranking, mean_metric
 
@@ -576,3 +576,68 @@ def test_catboost_metric_refuses_data_it_was_not_bound_to():
     with pytest.raises(ValueError, match="eval metric must be one of"):
         catboost_metric("dcg@3", [(y, ptr)])
     assert m.is_max_optimal() and m.get_final_error(*m.evaluate([np.array([0.5, 0.1, 3, 0, 1])], y, None)) == 1.0
+
+
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+@pytest.mark.parametrize("preset", [None, "catboost"])
+def test_yetirank_advances_its_round_counter_once_per_engine_call(engine, preset):
+    """Call ``r`` on one data set is round ``r`` of yetirank_gradients; a new data set starts at round 0."""
+    from lambda_objectives import make_ranking, yetirank_gradients
+
+    d = make_ranking(12, docs_per_query=(3, 10), n_features=3, seed=2)
+    s = np.random.default_rng(0).normal(size=d.y.shape[0])
+    if engine == "lightgbm":
+        obj = LightGBMObjective("yetirank", preset=preset, seed=5, permutations=3)
+        data = lgb.Dataset(d.X, d.y, group=d.group).construct()
+        call = lambda: obj(s, data)  # noqa: E731
+    else:
+        obj = XGBoostObjective("yetirank", preset=preset, seed=5, permutations=3)
+        data = xgb.DMatrix(d.X, d.y, group=d.group)
+        call = lambda: obj(s.astype(np.float32), data)  # noqa: E731
+    s_engine = s if engine == "lightgbm" else s.astype(np.float32).astype(np.float64)
+    for r in range(3):
+        g, h = call()
+        want_g, want_h = yetirank_gradients(s_engine, d.y, d.group_ptr, seed=5, permutations=3, iteration=r)
+        np.testing.assert_array_equal(g, want_g.astype(np.float32))
+        np.testing.assert_array_equal(h, want_h.astype(np.float32))
+
+
+def test_yetirank_runs_are_reproducible_and_seeded():
+    from lambda_objectives import make_ranking
+
+    d = make_ranking(40, docs_per_query=(5, 20), n_features=5, seed=4)
+
+    def fit(seed):
+        obj = LightGBMObjective("yetirank", seed=seed)
+        return lgb.train(dict(LGB_PARAMS, objective=obj), lgb.Dataset(d.X, d.y, group=d.group), 8).predict(d.X)
+
+    np.testing.assert_array_equal(fit(1), fit(1))
+    assert not np.array_equal(fit(1), fit(2))
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"k": 10}, "no cutoff"),
+    ({"sigma": 2.0}, "no sigma"),
+    ({"permutations": 0}, "permutations must be an integer >= 1"),
+    ({"decay": 0.0}, r"decay must be a number in \(0, 1\]"),
+    ({"mode": "err"}, "implements only"),
+    ({"seed": -3}, "seed must be an integer >= 0"),
+    ({"norm": False}, "unknown options for metric='yetirank'"),
+    ({"preset": "lightgbm"}, "unknown metric 'yetirank'"),
+    ({"preset": "xgboost"}, "unknown metric 'yetirank'"),
+])
+def test_yetirank_bad_options_fail_at_construction(kwargs, match):
+    for cls in (LightGBMObjective, XGBoostObjective):
+        with pytest.raises(ValueError, match=match):
+            cls("yetirank", **kwargs)
+
+
+def test_lgbm_ranker_refits_with_one_objective_start_from_round_zero():
+    """LGBMRanker's 4-argument call: a new fit is a new data set, so YetiRank's rounds restart."""
+    from lambda_objectives import make_ranking
+
+    d = make_ranking(30, docs_per_query=(5, 15), n_features=4, seed=6)
+    obj = LightGBMObjective("yetirank", seed=2)
+    ranker = lgb.LGBMRanker(objective=obj, n_estimators=5, verbose=-1, n_jobs=1)
+    first = ranker.fit(d.X, d.y, group=d.group).predict(d.X)
+    np.testing.assert_array_equal(ranker.fit(d.X, d.y, group=d.group).predict(d.X), first)

@@ -142,5 +142,7 @@ def test_validate_command_small(letor_folder, tmp_path, capsys):
         # every CatBoost setting is reproduced; where it departs from the exact lambdas is reported
         assert len(cat) >= 8 and all(r["passed"] and r["reproduced"] == "pass" for r in cat)
         assert {r["exact"] for r in cat} <= {"agrees", "differs", "n/a"}
+        # our YetiRank objective against CatBoost's own, both averaged over seeds
+        assert any(r["setting"] == "YetiRank ours vs CatBoost (seed means)" for r in cat)
     else:
         assert cat == []

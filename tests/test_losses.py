@@ -55,3 +55,21 @@ def test_listwise_and_pairwise_losses_fall_as_a_gradient_step_is_taken(loss):
     loss.gradients(F, y, ptr, g, h)
     assert np.all(h >= 0) and np.any(g != 0)
     assert loss.loss(F - 0.01 * g, y, ptr) < loss.loss(F, y, ptr)
+
+
+def test_yetirank_loss_advances_its_round_and_records_the_noise_free_pair_loss():
+    from lambda_objectives import yetirank_gradients
+    from reference.losses import YetiRank
+
+    F, y, ptr = np.array([0.2, 1.0, -0.5, 0.4, 0.0]), np.array([2.0, 0.0, 1.0, 1.0, 0.0]), np.array([0, 3, 5])
+    loss = YetiRank(random_state=4, decay=0.5)
+    g, h = np.empty(5), np.empty(5)
+    for r in range(2):
+        loss.gradients(F, y, ptr, g, h)
+        want = yetirank_gradients(F, y, ptr, seed=4, decay=0.5, iteration=r)
+        np.testing.assert_array_equal(g, want[0])
+        np.testing.assert_array_equal(h, want[1])
+    # noise-free rankings: (1, 0, 2) and (3, 4); neighbours weighted 0.15 · 0.5^(t−1) · |Δy|
+    q0 = 0.15 * 2 * np.log1p(np.exp(-(0.2 - 1.0))) + 0.15 * 0.5 * 1 * np.log1p(np.exp(-(0.2 + 0.5)))
+    q1 = 0.15 * 1 * np.log1p(np.exp(-(0.4 - 0.0)))
+    assert loss.loss(F, y, ptr) == pytest.approx((q0 + q1) / 2, rel=1e-12)

@@ -279,17 +279,34 @@ def test_grid_search_with_group_k_fold(small):
     np.testing.assert_allclose(search_np.cv_results_["mean_test_score"], search.cv_results_["mean_test_score"])
 
 
-@pytest.mark.parametrize("metric", ["ndcg_loss2", "ndcg_loss2pp", "xendcg"])
+@pytest.mark.parametrize("metric", ["ndcg_loss2", "ndcg_loss2pp", "xendcg", "yetirank"])
 def test_new_objectives_train_the_reference_trainer(small_ranking, metric):
     d = small_ranking
-    m = MARTRanker(metric=metric, k=None if metric == "xendcg" else 10, num_leaves=6, n_estimators=15,
+    m = MARTRanker(metric=metric, k=None if metric in ("xendcg", "yetirank") else 10, num_leaves=6, n_estimators=15,
                    criterion="ole", n_threads=1).fit(d.X, d.y, group=d.group)
     before = mean_metric(np.zeros(d.y.shape[0]), d.y, d.group_ptr, "ndcg@10")
     assert mean_metric(m.predict(d.X), d.y, d.group_ptr, "ndcg@10") > before + 0.05
     assert m.history_["train"]["loss"][-1] < m.history_["train"]["loss"][0]
-    if metric == "xendcg":
+    if metric in ("xendcg", "yetirank"):
         with pytest.raises(ValueError, match="pairwise"):
-            MARTRanker(metric="xendcg", criterion="ole_exact").fit(d.X, d.y, group=d.group)
+            MARTRanker(metric=metric, criterion="ole_exact").fit(d.X, d.y, group=d.group)
+
+
+def test_yetirank_in_the_reference_trainer_is_seeded_and_thread_independent(small_ranking):
+    d = small_ranking
+
+    def fit(**kw):
+        return MARTRanker(metric="yetirank", num_leaves=6, n_estimators=6, **kw).fit(d.X, d.y, group=d.group).predict(d.X)
+
+    np.testing.assert_array_equal(fit(n_threads=1), fit(n_threads=2))
+    np.testing.assert_array_equal(fit(random_state=5), fit(kernel_options={"seed": 5}))
+    assert not np.array_equal(fit(random_state=5), fit(random_state=6))
+    assert not np.array_equal(fit(), fit(kernel_options={"mode": "ndcg", "permutations": 3}))
+    for kw, match in [({"k": 10}, "no cutoff"), ({"sigma": 2.0}, "no sigma"),
+                      ({"kernel_options": {"decay": 2.0}}, "decay must be"),
+                      ({"kernel_options": {"gain": "exp"}}, "YetiRank takes kernel_options")]:
+        with pytest.raises(ValueError, match=match):
+            MARTRanker(metric="yetirank", n_estimators=1, **kw).fit(d.X, d.y, group=d.group)
 
 
 def test_real_valued_labels_record_their_metrics_and_early_stop_on_them(small_ranking):

@@ -15,6 +15,7 @@ from .._config import ENGINE_FLOAT, FLOAT, PTR
 from .._threads import numba_threads
 from ..checks import check_k, check_n_threads
 from ..groups import check_group_ptr
+from ..yetirank import check_yetirank_options
 from .presets import BACKENDS, option_names
 
 #: stands for "argument not passed" in the engines' 2- and 4-argument call forms
@@ -58,6 +59,12 @@ class LambdaObjective:
             if unknown:
                 raise ValueError(f"unknown options for metric={self.metric!r}, preset={preset!r}: {sorted(unknown)}; "
                                  f"allowed: {sorted(allowed)}")
+        if self.metric == "yetirank":
+            # fail at construction, not at the engine's first round
+            if self.k is not None or self.sigma != 1.0:
+                raise ValueError("'yetirank' has no cutoff and CatBoost's PairLogit has no sigma: "
+                                 f"k must be None and sigma 1.0, got k={self.k!r}, sigma={self.sigma!r}")
+            check_yetirank_options(**kernel_options)
         self.kernel_options = dict(kernel_options)
         self._slots = {}
         self.n_calls = 0

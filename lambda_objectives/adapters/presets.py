@@ -6,7 +6,13 @@
 * ``"xgboost"``: XGBoost ``rank:ndcg`` / ``rank:map`` / ``rank:pairwise`` (topk, ``k`` default 32;
   options ``normalization``, ``score_normalization``, ``exp_gain``); kernels in ``_kernels/xgboost.py``;
 * ``"catboost"``: CatBoost's ``LambdaMart`` (NDCG, MRR, ERR, MAP; ``k`` = ``top``; options ``norm``,
-  ``gain`` = ``type``, ``denominator``), reproduced to 1e-13; kernels in ``_kernels/catboost.py``.
+  ``gain`` = ``type``, ``denominator``), reproduced to 1e-13; kernels in ``_kernels/catboost.py``;
+  and its ``YetiRank`` with CatBoost's defaults (the same computation as ``preset=None``, whose
+  defaults are CatBoost's; reproduced in expectation, not draw for draw: ``_kernels/yetirank.py``).
+
+``"yetirank"`` draws fresh pairs every call: the state keeps a round counter that each call
+advances (the engines call the objective once per boosting round), so round ``r`` of a run uses
+the draws of ``(seed, r, query)`` whatever the thread count.
 
 Each back end has ``prepare(objective, state, weights)``, run once per data set, and
 ``compute(objective, state, scores) -> (grad, hess)`` into the state's float32 buffers.
@@ -26,6 +32,7 @@ from ..catboost_gradients import _check_options as check_catboost_options
 from ..catboost_gradients import catboost_lambdamart_gradients
 from ..lambdas import lambda_gradients
 from ..xendcg import xendcg_gradients
+from ..yetirank import YETIRANK_DEFAULTS, yetirank_gradients
 
 _TABLES = {}
 
@@ -47,6 +54,9 @@ def _prepare_exact(obj, st, weights):
     if obj.metric == "xendcg":
         # one generator per objective: fresh γ every round, the same run for the same seed
         st["rng"] = np.random.default_rng(obj.kernel_options.get("seed", 0))
+    if obj.metric == "yetirank":
+        st["yetirank"] = {**YETIRANK_DEFAULTS, "seed": 0, **obj.kernel_options}
+        st["round"] = 0
     st["doc_w"] = None if weights is None else np.ascontiguousarray(weights, dtype=FLOAT)
     st["g64"] = np.zeros(n, FLOAT)
     st["h64"] = np.zeros(n, FLOAT)
@@ -67,6 +77,10 @@ def _compute_exact(obj, st, scores):
     if obj.metric == "xendcg":
         g64[:], h64[:] = xendcg_gradients(s, st["labels"], st["ptr"], gammas=st["rng"].random(st["n"]),
                                           n_threads=obj.n_threads)
+    elif obj.metric == "yetirank":
+        yetirank_gradients(s, st["labels"], st["ptr"], iteration=st["round"], out=(g64, h64), n_threads=obj.n_threads,
+                           **st["yetirank"])
+        st["round"] += 1
     else:
         lambda_gradients(s, st["labels"], st["ptr"], obj.metric, obj.k, obj.sigma,
                          out=(g64, h64), n_threads=obj.n_threads, **_exact_options(obj, st))
@@ -174,6 +188,8 @@ def option_names(preset, metric):
     """The keyword options an objective takes (``None``: those of ``lambda_gradients``)."""
     if metric == "xendcg":
         return frozenset({"objective_seed"}) if preset == "lightgbm" else frozenset({"seed"})
+    if metric == "yetirank":
+        return frozenset({"permutations", "decay", "mode", "seed"})
     if preset is None:
         return None
     return BACKENDS[preset].options
@@ -182,7 +198,10 @@ def option_names(preset, metric):
 # -- CatBoost LambdaMart -------------------------------------------------------------------------
 def _prepare_catboost(obj, st, weights):
     """CatBoost's ``LambdaMart`` derivatives (``_kernels/catboost.py``, reproduced to 1e-13): the
-    labels are CatBoost's targets (ERR: stop probabilities in [0, 1]); it ignores weights."""
+    labels are CatBoost's targets (ERR: stop probabilities in [0, 1]); it ignores weights.
+    ``YetiRank`` is the exact back end's computation (its defaults are CatBoost's)."""
+    if obj.metric == "yetirank":
+        return _prepare_exact(obj, st, weights)
     if weights is not None:
         raise ValueError("CatBoost's LambdaMart ignores weights, so preset='catboost' takes none")
     lab = st["labels"]
@@ -198,6 +217,8 @@ def _prepare_catboost(obj, st, weights):
 
 
 def _compute_catboost(obj, st, scores):
+    if obj.metric == "yetirank":
+        return _compute_exact(obj, st, scores)
     g, h = catboost_lambdamart_gradients(np.asarray(scores, dtype=FLOAT), st["labels"], st["ptr"],
                                          n_threads=obj.n_threads, **st["catboost"])
     st["grad"][:] = g

@@ -49,7 +49,8 @@ class XGBoostObjective(LambdaObjective):
 
     def _prepare(self, labels, group_ptr, weights, hess_threshold):
         st = super()._prepare(labels, group_ptr, weights, hess_threshold)
-        if self.preset is None and st["doc_w"] is not None:
+        # the exact back end (and YetiRank under preset="catboost", the same computation) takes row weights
+        if (self.preset is None or self.metric == "yetirank") and st["doc_w"] is not None:
             if st["doc_w"].shape[0] != st["ptr"].shape[0] - 1:
                 raise ValueError(f"XGBoost ranking weights are per query: got {st['doc_w'].shape[0]}, "
                                  f"expected {st['ptr'].shape[0] - 1}")
