@@ -49,6 +49,7 @@ SYSTEMS = {
     ("lightgbm", "ours ndcg_loss2@10"): ("ours", "ndcg_loss2@10", {}),
     ("lightgbm", "ours ndcg_loss2pp@10"): ("ours", "ndcg_loss2pp@10", {}),
     ("lightgbm", "ours xendcg"): ("ours", "xendcg", {}),
+    ("lightgbm", "ours yetirank"): ("ours", "yetirank", {}),
     ("xgboost", "native rank:ndcg"): ("native", {"objective": "rank:ndcg"}),
     ("xgboost", "native rank:pairwise"): ("native", {"objective": "rank:pairwise"}),
     ("xgboost", "ours ndcg"): ("ours", "ndcg", {}),
@@ -57,6 +58,7 @@ SYSTEMS = {
     ("xgboost", "ours ndcg@10 (lambdarank norm)"): ("ours", "ndcg@10", {"normalize": "lambdarank"}),
     ("xgboost", "ours ndcg_loss2pp@10"): ("ours", "ndcg_loss2pp@10", {}),
     ("xgboost", "ours xendcg"): ("ours", "xendcg", {}),
+    ("xgboost", "ours yetirank"): ("ours", "yetirank", {}),
     ("catboost", "native LambdaMart NDCG"): ("native", {"loss_function": "LambdaMart:metric=NDCG"}),
     ("catboost", "native YetiRank"): ("native", {"loss_function": "YetiRank"}),
     # the CatBoost attribution (docs/reproducing.md): its gradient in the other engines, LightGBM trained
@@ -133,7 +135,7 @@ def search_configs(engine, budget, quick=False):
 
 #: the systems run by default: each engine's natives and our main objectives (``--objectives`` adds the rest)
 DEFAULT_SYSTEMS = ("native lambdarank", "native rank_xendcg", "ours ndcg", "ours ndcg@10", "ours ndcg@10 (lambdarank norm)",
-                   "ours ndcg_loss2pp@10", "ours xendcg", "native rank:ndcg", "native rank:pairwise",
+                   "ours ndcg_loss2pp@10", "ours xendcg", "ours yetirank", "native rank:ndcg", "native rank:pairwise",
                    "native LambdaMart NDCG", "native YetiRank")
 
 
