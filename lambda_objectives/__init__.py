@@ -71,6 +71,7 @@ __all__ += ["LAMBDA_METRICS", "OBJECTIVES", "LambdaPairs", "lambda_gradients", "
 # --- adapters ---
 from .adapters import (  # noqa: E402
     HessianWarning,
+    LGBMLambdaRanker,
     LightGBMObjective,
     XGBLambdaRanker,
     XGBoostObjective,
@@ -83,6 +84,7 @@ from .probe import compare_gradients, probe_catboost, probe_lightgbm, probe_xgbo
 
 __all__ += [
     "HessianWarning",
+    "LGBMLambdaRanker",
     "LightGBMObjective",
     "XGBLambdaRanker",
     "XGBoostObjective",

@@ -6,7 +6,11 @@ and ``GridSearchCV`` then picks another model. The rankers therefore refuse rows
 and the message names every way to pass them.
 """
 
+import numpy as np
+from sklearn.base import BaseEstimator
+
 from .groups import resolve_group_ptr
+from .metrics import parse_metric
 
 #: how to pass queries, quoted by every error about missing ones
 HOW_TO_PASS_QUERIES = (
@@ -26,3 +30,57 @@ def require_queries(where, n_rows, group=None, qid=None, group_ptr=None):
         raise ValueError(f"{where}: no queries for these {n_rows} rows; a ranker never treats rows without "
                          f"query ids as one query: {HOW_TO_PASS_QUERIES}")
     return resolve_group_ptr(n_rows, group=group, group_ptr=group_ptr, qid=qid)
+
+
+class EngineRanker(BaseEstimator):
+    """The shared part of the engine rankers (``XGBLambdaRanker``, ``LGBMLambdaRanker``): our
+    objective, rounds, our eval metric for early stopping, and the engine's own parameters, each
+    stored as an attribute of its own so that ``get_params``/``clone``/``GridSearchCV`` see them."""
+
+    def __init__(self, objective="ndcg", n_estimators=100, eval_metric=None, early_stopping_rounds=None,
+                 score_metric="ndcg@10", **engine_params):
+        self.objective = objective
+        self.n_estimators = n_estimators
+        self.eval_metric = eval_metric
+        self.early_stopping_rounds = early_stopping_rounds
+        self.score_metric = score_metric
+        for key, v in engine_params.items():
+            setattr(self, key, v)
+
+    def _engine_params(self):
+        """The engine parameters given to the constructor or :meth:`set_params`."""
+        own = set(self._get_param_names())
+        return {k: v for k, v in vars(self).items() if k not in own and not k.endswith("_") and not k.startswith("_")}
+
+    def get_params(self, deep=True):
+        params = super().get_params(deep)
+        params.update(self._engine_params())
+        return params
+
+    def set_params(self, **params):
+        for key, v in params.items():
+            setattr(self, key, v)
+        return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # both engines learn a default direction for missing values
+        tags.input_tags.sparse = True
+        tags.target_tags.required = True
+        return tags
+
+    def _check_params(self):
+        if isinstance(self.n_estimators, bool) or not isinstance(self.n_estimators, (int, np.integer)) \
+                or self.n_estimators < 1:
+            raise ValueError(f"n_estimators must be a positive integer, got {self.n_estimators!r}")
+        if self.early_stopping_rounds is not None and (
+                isinstance(self.early_stopping_rounds, bool) or not isinstance(self.early_stopping_rounds, (int, np.integer))
+                or self.early_stopping_rounds < 1):
+            raise ValueError(f"early_stopping_rounds must be a positive integer or None, got {self.early_stopping_rounds!r}")
+        parse_metric(self.score_metric)
+
+    def _check_fitted(self):
+        if not hasattr(self, "booster_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError(f"{type(self).__name__} is not fitted; call fit first")

@@ -5,6 +5,8 @@ import warnings
 import numpy as np
 import pytest
 
+from lambda_objectives import metric_values
+
 lgb = pytest.importorskip("lightgbm")
 xgb = pytest.importorskip("xgboost")
 
@@ -169,7 +171,7 @@ def test_eval_metrics_match_oracle_and_names():
                         for a, b in zip(ptr[:-1], ptr[1:])])
         ds = lgb.Dataset(np.zeros((12, 1)), y, group=np.diff(ptr)).construct()
         nm, val, higher = lightgbm_metric(spec)(s, ds)
-        assert nm == spec and higher is True and val == pytest.approx(want, abs=1e-12)
+        assert nm == "lo_" + spec and higher is True and val == pytest.approx(want, abs=1e-12)
         nm2, val2, _ = lightgbm_metric(spec)(y, s, None, np.diff(ptr))  # sklearn form
         assert val2 == pytest.approx(want, abs=1e-12)
         d = xgb.DMatrix(np.zeros((12, 1)), y, group=np.diff(ptr))
@@ -186,12 +188,12 @@ def test_feval_drives_lightgbm_early_stopping(yahoo):
     b = lgb.train({**LGB_PARAMS, "objective": LightGBMObjective(preset="lightgbm"), "metric": "None"}, tr, 30,
                   valid_sets=[va], valid_names=["test"], feval=[lightgbm_metric("ndcg@10"), lightgbm_metric("err@5")],
                   callbacks=[lgb.record_evaluation(log), lgb.early_stopping(3, first_metric_only=True, verbose=False)])
-    assert set(log["test"]) == {"ndcg@10", "err@5"}
+    assert set(log["test"]) == {"lo_ndcg@10", "lo_err@5"}
     best = b.best_iteration
-    assert log["test"]["ndcg@10"][best - 1] == max(log["test"]["ndcg@10"][:best])
+    assert log["test"]["lo_ndcg@10"][best - 1] == max(log["test"]["lo_ndcg@10"][:best])
     want = np.mean([metric_of_query(list(p[a:c]), list(yt[a:c]), "ndcg", 10)
                     for p in [b.predict(Xt, num_iteration=best)] for a, c in zip(ptrt[:-1], ptrt[1:])])
-    assert log["test"]["ndcg@10"][best - 1] == pytest.approx(want, abs=1e-12)
+    assert log["test"]["lo_ndcg@10"][best - 1] == pytest.approx(want, abs=1e-12)
 
 
 def test_objectives_without_preset_train_end_to_end(mq2008):
@@ -322,7 +324,7 @@ def test_eval_metrics_and_objectives_pickle():
         m = make("err@5")
         before = call(m)
         again = pickle.loads(pickle.dumps(m))
-        assert call(again) == before and again.name == "err@5"
+        assert call(again) == before and again.name.endswith("err@5")
     obj = XGBoostObjective("ndcg", k=5)
     obj(s.astype(np.float32), dm)
     clone = pickle.loads(pickle.dumps(obj))
@@ -641,3 +643,92 @@ def test_lgbm_ranker_refits_with_one_objective_start_from_round_zero():
     ranker = lgb.LGBMRanker(objective=obj, n_estimators=5, verbose=-1, n_jobs=1)
     first = ranker.fit(d.X, d.y, group=d.group).predict(d.X)
     np.testing.assert_array_equal(ranker.fit(d.X, d.y, group=d.group).predict(d.X), first)
+
+
+def test_lightgbm_metric_names_do_not_clash_and_weights_count_as_in_the_engines():
+    # LGBMRanker adds LightGBM's ndcg@1..5: a plain "ndcg@5" of ours shared one history list with it
+    from lambda_objectives import make_ranking
+
+    d = make_ranking(60, docs_per_query=(5, 20), n_features=5, seed=2)
+    rng = np.random.default_rng(0)
+    doc_w, query_w = rng.uniform(0.2, 3, d.y.shape[0]), rng.uniform(0.2, 3, d.n_queries)
+    assert np.any(np.maximum.reduceat(d.y, d.group_ptr[:-1]) == 0)  # a query without relevant documents
+    r = lgb.LGBMRanker(n_estimators=3, num_leaves=7, verbose=-1, n_jobs=1)
+    r.fit(d.X, d.y, group=d.group, eval_set=[(d.X.copy(), d.y.copy())], eval_group=[d.group], eval_at=[5],
+          eval_metric=lightgbm_metric("ndcg@5"))
+    assert {"ndcg@5", "lo_ndcg@5"} <= set(r.evals_result_["valid_0"]) and len(r.evals_result_["valid_0"]["lo_ndcg@5"]) == 3
+    # weights: LightGBM's per-document weights (a query weighs their mean), XGBoost's per query; our
+    # value equals the engine's own weighted NDCG (0.602 vs 0.577 when weights were ignored)
+    log = {}
+    ds = lgb.Dataset(d.X, d.y, group=d.group, weight=doc_w)
+    lgb.train({"objective": "lambdarank", "metric": "ndcg", "eval_at": [5], "verbose": -1, "num_leaves": 7}, ds, 5,
+              valid_sets=[ds], valid_names=["t"], feval=lightgbm_metric("ndcg@5"), callbacks=[lgb.record_evaluation(log)])
+    np.testing.assert_allclose(log["t"]["lo_ndcg@5"], log["t"]["ndcg@5"], rtol=1e-6)
+    dm = xgb.DMatrix(d.X, d.y, group=d.group, weight=query_w)
+    native, ours = {}, {}
+    bx = xgb.train({"objective": "rank:ndcg", "eval_metric": "ndcg@5", "max_depth": 3}, dm, 5, evals=[(dm, "t")],
+                   evals_result=native, verbose_eval=False)
+    assert xgboost_metric("ndcg@5", convention="xgboost")(bx.predict(dm, output_margin=True), dm)[1] == \
+        pytest.approx(native["t"]["ndcg@5"][-1], rel=1e-6)
+    unweighted = np.mean(metric_values(bx.predict(dm, output_margin=True), d.y, d.group_ptr, "ndcg@5"))
+    assert abs(unweighted - native["t"]["ndcg@5"][-1]) > 1e-4  # the weights matter here
+    with pytest.raises(ValueError, match="weights for"):
+        xgboost_metric("ndcg@5")(bx.predict(dm), xgb.DMatrix(d.X, d.y, group=d.group, weight=np.ones(d.n_queries + 1)))
+
+
+def test_lgbm_lambda_ranker_stops_on_the_objectives_own_metric():
+    from lambda_objectives import LGBMLambdaRanker, make_ranking
+
+    d = make_ranking(200, docs_per_query=(5, 30), n_features=8, seed=1)
+    tr, va = d.subset(np.arange(150)), d.subset(np.arange(150, 200))
+    r = LGBMLambdaRanker("err", n_estimators=60, early_stopping_rounds=10, num_leaves=7, learning_rate=0.05,
+                         num_threads=1)
+    r.fit(tr.X, tr.y, group=tr.group, eval_set=[(va.X, va.y)], eval_group=[va.group])
+    hist = r.evals_result_["valid_0"]
+    assert list(hist) == ["lo_err@10"]  # LightGBM's own metrics are off
+    assert r.best_iteration_ == int(np.argmax(hist["lo_err@10"])) + 1
+    assert r.best_score_["valid_0"]["lo_err@10"] == max(hist["lo_err@10"])
+    np.testing.assert_array_equal(r.predict(va.X), r.booster_.predict(va.X, num_iteration=r.best_iteration_))
+    assert r.score(va.X, va.y, group=va.group) == pytest.approx(
+        np.mean(metric_values(r.predict(va.X), va.y, va.group_ptr, "ndcg@10")))
+    # the same objective in LGBMRanker early-stops on LightGBM's ndcg@k, another metric
+    n = lgb.LGBMRanker(objective=LightGBMObjective("err"), n_estimators=60, num_leaves=7, learning_rate=0.05,
+                       verbose=-1, n_jobs=1)
+    n.fit(tr.X, tr.y, group=tr.group, eval_set=[(va.X, va.y)], eval_group=[va.group],
+          eval_metric=lightgbm_metric("err@10"), callbacks=[lgb.early_stopping(10, verbose=False)])
+    assert list(n.evals_result_["valid_0"])[0].startswith("ndcg@")
+    from sklearn.base import clone
+
+    c = clone(r)
+    assert c.get_params()["num_leaves"] == 7 and c.get_params()["objective"] == "err"
+    for call, match in [
+        (lambda: LGBMLambdaRanker(n_estimators=2).fit(tr.X, tr.y), "LGBMLambdaRanker.fit: no queries"),
+        (lambda: r.score(va.X, va.y), "LGBMLambdaRanker.score: no queries"),
+        (lambda: LGBMLambdaRanker(n_estimators=2, metric="ndcg").fit(tr.X, tr.y, group=tr.group), "eval_metric"),
+        (lambda: LGBMLambdaRanker(n_estimators=2, early_stopping_rounds=2).fit(tr.X, tr.y, group=tr.group),
+         "needs an eval_set"),
+        (lambda: LGBMLambdaRanker(n_estimators=0).fit(tr.X, tr.y, group=tr.group), "n_estimators"),
+        (lambda: LGBMLambdaRanker(n_estimators=2).fit(tr.X, tr.y, group=tr.group, eval_set=[(va.X, va.y)]),
+         r"eval_set\[0\]: no queries"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            call()
+
+
+def test_lgb_cv_with_random_row_folds_raises_and_query_folds_work():
+    # lgb.cv builds query-aware folds only for objectives it knows by name; for ours it cut queries
+    from sklearn.model_selection import GroupKFold
+
+    from lambda_objectives import make_ranking
+
+    d = make_ranking(90, docs_per_query=(5, 20), n_features=5, seed=4)
+    params = {"objective": LightGBMObjective("ndcg"), "metric": "None", "verbose": -1, "num_leaves": 7,
+              "num_threads": 1}
+    with pytest.raises(ValueError, match=r"cuts \d+ queries.*folds=GroupKFold"):
+        lgb.cv(params, lgb.Dataset(d.X, d.y, group=d.group), 3, nfold=3, feval=lightgbm_metric("ndcg@10"))
+    res = lgb.cv(params, lgb.Dataset(d.X, d.y, group=d.group), 5, folds=GroupKFold(3), feval=lightgbm_metric("ndcg@10"))
+    native = lgb.cv({"objective": "lambdarank", "metric": "ndcg", "eval_at": [10], "verbose": -1, "num_leaves": 7,
+                     "num_threads": 1}, lgb.Dataset(d.X, d.y, group=d.group), 5, nfold=3)
+    assert len(res["valid lo_ndcg@10-mean"]) == 5
+    # whole queries: the same scale as LightGBM's own query-aware cv (fragments scored ~0.1 higher)
+    assert abs(res["valid lo_ndcg@10-mean"][-1] - native["valid ndcg@10-mean"][-1]) < 0.08

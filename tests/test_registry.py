@@ -77,7 +77,7 @@ def test_every_preset_row_builds_its_engine_objective(row):
 
 @pytest.mark.parametrize("row", [r for r in ROWS if r.metric and r.name != "dcg"], ids=lambda r: r.name)
 def test_every_eval_row_is_an_engine_eval_metric(row):
-    assert lightgbm_metric(f"{row.name}@5").name == f"{row.name}@5"
+    assert lightgbm_metric(f"{row.name}@5").name == f"lo_{row.name}@5"
     assert xgboost_metric(row.name).name == row.name
 
 

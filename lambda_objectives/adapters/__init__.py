@@ -12,11 +12,12 @@ Gradients are written into buffers allocated once per data set and returned as f
 
 from ._base import HessianWarning
 from .eval_metrics import catboost_metric, lightgbm_metric, xgboost_metric
-from .lightgbm import LightGBMObjective
+from .lightgbm import LGBMLambdaRanker, LightGBMObjective
 from .xgboost import XGBLambdaRanker, XGBoostObjective, xgboost_early_stopping
 
 __all__ = [
     "HessianWarning",
+    "LGBMLambdaRanker",
     "LightGBMObjective",
     "XGBoostObjective",
     "XGBLambdaRanker",

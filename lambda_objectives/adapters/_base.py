@@ -22,6 +22,11 @@ from .presets import BACKENDS, option_names
 MISSING = object()
 
 
+def eval_name(metric):
+    """The eval metric that goes with an objective (NDCG for objectives without a metric, e.g. RankNet)."""
+    return metric if isinstance(metric, str) and reg.REGISTRY[metric].metric else "ndcg"
+
+
 class HessianWarning(RuntimeWarning):
     """The Hessians are too small for the engine to split on (LightGBM issue #2239)."""
 

@@ -26,13 +26,44 @@ def _parse(spec):
     return name, k
 
 
-def _mean_metric(name, k, scores, labels, ptr, max_label, threshold=0.0, convention=None):
+def _mean_metric(name, k, scores, labels, ptr, max_label, threshold=0.0, convention=None, query_weights=None):
+    """Mean over queries, or ``Σ w_q m_q / Σ w_q`` with query weights (as the engines' own ranking metrics)."""
     scores = np.asarray(scores, dtype=FLOAT)
     labels = np.asarray(labels, dtype=FLOAT)
     kw = {"max_label": max_label} if name == "err" else {}
     if name in ("map", "mrr"):
         kw["threshold"] = threshold
-    return float(np.mean(metric_values(scores, labels, ptr, name, k, convention=convention, **kw)))
+    values = metric_values(scores, labels, ptr, name, k, convention=convention, **kw)
+    if query_weights is None:
+        return float(np.mean(values))
+    numerator = values * query_weights
+    if name == "ndcg" and ptr.shape[0] > 1:
+        # LightGBM's and XGBoost's own weighted NDCG add a query without relevant documents with weight
+        # 1 in the numerator (its weight stays in the denominator); reproduced so the values agree
+        # (checked against both engines in tests/test_adapters.py)
+        empty = np.maximum.reduceat(labels, ptr[:-1]) <= 0
+        numerator[empty] = values[empty]
+    return float(np.sum(numerator) / np.sum(query_weights))
+
+
+def _query_weights(weights, ptr, per, engine):
+    """Query weights from the engine's data weights: LightGBM's are per document and a query counts
+    with their mean (its ``Metadata`` query weights); XGBoost's ranking weights are per query."""
+    if weights is None:
+        return None
+    w = np.asarray(weights, dtype=FLOAT)
+    if w.size == 0:
+        return None
+    nq = ptr.shape[0] - 1
+    if per == "document":
+        if w.shape[0] != ptr[-1]:
+            raise ValueError(f"{engine}: {w.shape[0]} weights for {ptr[-1]} documents")
+        w = np.add.reduceat(w, ptr[:-1]) / np.diff(ptr) if nq else w[:0]
+    elif w.shape[0] != nq:
+        raise ValueError(f"{engine}: {w.shape[0]} weights for {nq} queries (ranking weights are per query)")
+    if not (np.all(np.isfinite(w)) and np.all(w >= 0) and np.sum(w) > 0):
+        raise ValueError(f"{engine}: evaluation weights must be finite, non-negative and not all zero")
+    return w
 
 
 class EvalMetric:
@@ -53,9 +84,10 @@ class EvalMetric:
         self.max_label = max_label
         self.threshold = float(threshold)
 
-    def _value(self, scores, labels, ptr):
+    def _value(self, scores, labels, ptr, query_weights=None):
         ml = self.max_label if self.max_label is not None else float(np.max(labels, initial=0.0))
-        return _mean_metric(self.metric, self.k, scores, labels, ptr, ml, self.threshold, self.convention)
+        return _mean_metric(self.metric, self.k, scores, labels, ptr, ml, self.threshold, self.convention,
+                            query_weights)
 
     def _no_groups(self, engine, how):
         return ValueError(f"{self.name}: the {engine} evaluation data has no query groups, so a ranking metric "
@@ -66,6 +98,13 @@ class EvalMetric:
 
 
 class LightGBMEval(EvalMetric):
+    """Named ``lo_<metric>@<k>``: LightGBM records metrics by name, and ``LGBMRanker`` adds its own
+    ``ndcg@1..5`` by default, so a plain ``ndcg@5`` of ours would share one history list with LightGBM's."""
+
+    def __init__(self, spec, max_label=None, threshold=0.0, convention=None):
+        super().__init__(spec, max_label, threshold, convention)
+        self.name = "lo_" + self.name
+
     def __call__(self, preds, eval_data, weight=MISSING, group=MISSING):
         if group is MISSING:
             bounds = eval_data.get_field("group")
@@ -73,12 +112,14 @@ class LightGBMEval(EvalMetric):
                 raise self._no_groups("LightGBM", "pass group=sizes to the lgb.Dataset used in valid_sets")
             ptr = np.asarray(bounds, dtype=PTR)
             labels = eval_data.get_label()
+            weight = eval_data.get_weight()
         else:
             if group is None:
                 raise self._no_groups("LGBMRanker", "pass eval_group= to fit")
             labels, preds = preds, eval_data
             ptr = sizes_to_ptr(group, len(labels))
-        return self.name, self._value(preds, labels, ptr), True
+        qw = _query_weights(weight, ptr, "document", f"{self.name} (LightGBM)")
+        return self.name, self._value(preds, labels, ptr, qw), True
 
 
 class XGBoostEval(EvalMetric):
@@ -86,7 +127,8 @@ class XGBoostEval(EvalMetric):
         ptr = np.asarray(dmat.get_uint_info("group_ptr"), dtype=PTR)
         if ptr.size == 0:
             raise self._no_groups("XGBoost", "pass qid= or group= to the xgb.DMatrix in evals")
-        return self.name, self._value(predt, dmat.get_label(), ptr)
+        qw = _query_weights(dmat.get_weight(), ptr, "query", f"{self.name} (XGBoost)")
+        return self.name, self._value(predt, dmat.get_label(), ptr, qw)
 
 
 def lightgbm_metric(spec, max_label=None, threshold=0.0, convention=None):
@@ -94,7 +136,10 @@ def lightgbm_metric(spec, max_label=None, threshold=0.0, convention=None):
 
     Usable as ``lgb.train(..., feval=...)`` (``(preds, eval_data)``) and as
     ``LGBMRanker.fit(..., eval_metric=...)`` (4-argument form with group sizes). Returns
-    ``(name, mean over queries, True)`` (higher is better). ERR's ``max_label`` defaults to the
+    ``("lo_" + spec, mean over queries, True)`` (higher is better; the prefix keeps it apart from
+    LightGBM's own metric of the same name in one history). With data weights, a query counts with
+    the mean of its documents' weights, as in LightGBM's own ranking metrics (NDCG also reproduces
+    their treatment of a query without relevant documents: its value enters unweighted). ERR's ``max_label`` defaults to the
     data set's largest label; MAP/MRR count ``label > threshold`` as relevant. ``convention``:
     as in :func:`lambda_objectives.metric_values` (``"lightgbm"`` by default, ``"trec"``...).
     """
@@ -104,7 +149,8 @@ def lightgbm_metric(spec, max_label=None, threshold=0.0, convention=None):
 def xgboost_metric(spec, max_label=None, threshold=0.0, convention=None):
     """An XGBoost ``custom_metric`` callable ``(predt, dmatrix) -> (name, value)``; higher is better.
 
-    XGBoost's early stopping guesses the direction from the metric's name and maximises only
+    With data weights (per query in XGBoost ranking), the mean over queries is weighted by them, as
+    XGBoost's own ranking metrics are. XGBoost's early stopping guesses the direction from the metric's name and maximises only
     names starting with ``ndcg`` or ``map``: it would *minimise* ``err@k`` and ``mrr@k``. Pass
     ``maximize=True`` to ``xgb.train``, or use :func:`xgboost_early_stopping`.
     """

@@ -2,24 +2,17 @@
 scikit-learn estimator; ``xgb.XGBRanker`` rejects callables) and :func:`xgboost_early_stopping`."""
 
 import numpy as np
-from sklearn.base import BaseEstimator
 
-from .. import _registry as reg
 from .._config import FLOAT, PTR
 from .._optional import require
-from .._sklearn import require_queries
+from .._sklearn import EngineRanker, require_queries
 from ..checks import check_labels
 from ..groups import split_qid_column
-from ..metrics import metric_values, parse_metric
-from ._base import LambdaObjective
+from ..metrics import metric_values
+from ._base import LambdaObjective, eval_name as _eval_name
 from .eval_metrics import EvalMetric, XGBoostEval, xgboost_metric
 
 __all__ = ["XGBoostObjective", "XGBLambdaRanker", "xgboost_early_stopping"]
-
-
-def _eval_name(metric):
-    """The eval metric that goes with an objective (NDCG for objectives without a metric, e.g. RankNet)."""
-    return metric if isinstance(metric, str) and reg.REGISTRY[metric].metric else "ndcg"
 
 
 class XGBoostObjective(LambdaObjective):
@@ -115,7 +108,7 @@ def _sorted_ptr(n, group, qid, what):
     return require_queries(what, n, group=group, qid=qid)
 
 
-class XGBLambdaRanker(BaseEstimator):
+class XGBLambdaRanker(EngineRanker):
     """A scikit-learn ranker over ``xgb.train`` with a :class:`XGBoostObjective`.
 
     Parameters
@@ -157,46 +150,7 @@ class XGBLambdaRanker(BaseEstimator):
 
     def __init__(self, objective="ndcg", n_estimators=100, eval_metric=None, early_stopping_rounds=None,
                  score_metric="ndcg@10", **xgb_params):
-        self.objective = objective
-        self.n_estimators = n_estimators
-        self.eval_metric = eval_metric
-        self.early_stopping_rounds = early_stopping_rounds
-        self.score_metric = score_metric
-        # each XGBoost parameter is an attribute of its own, as scikit-learn requires of parameters
-        for key, v in xgb_params.items():
-            setattr(self, key, v)
-
-    def _xgb_params(self):
-        """The ``**xgb_params`` given to the constructor or :meth:`set_params`."""
-        own = set(self._get_param_names())
-        return {k: v for k, v in vars(self).items() if k not in own and not k.endswith("_") and not k.startswith("_")}
-
-    def get_params(self, deep=True):
-        params = super().get_params(deep)
-        params.update(self._xgb_params())
-        return params
-
-    def set_params(self, **params):
-        for key, v in params.items():
-            setattr(self, key, v)
-        return self
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True  # XGBoost learns a default direction for missing values
-        tags.input_tags.sparse = True
-        tags.target_tags.required = True
-        return tags
-
-    def _check_params(self):
-        if isinstance(self.n_estimators, bool) or not isinstance(self.n_estimators, (int, np.integer)) \
-                or self.n_estimators < 1:
-            raise ValueError(f"n_estimators must be a positive integer, got {self.n_estimators!r}")
-        if self.early_stopping_rounds is not None and (
-                isinstance(self.early_stopping_rounds, bool) or not isinstance(self.early_stopping_rounds, (int, np.integer))
-                or self.early_stopping_rounds < 1):
-            raise ValueError(f"early_stopping_rounds must be a positive integer or None, got {self.early_stopping_rounds!r}")
-        parse_metric(self.score_metric)
+        super().__init__(objective, n_estimators, eval_metric, early_stopping_rounds, score_metric, **xgb_params)
 
     def fit(self, X, y, group=None, qid=None, sample_weight=None, eval_set=None, eval_group=None,
             eval_qid=None, verbose=False):
@@ -236,7 +190,7 @@ class XGBLambdaRanker(BaseEstimator):
             pe = _sorted_ptr(Xe.shape[0], ge, qe, f"XGBLambdaRanker.fit eval_set[{i}]")
             evals.append((xgb.DMatrix(Xe, np.asarray(ye), group=np.diff(pe)), f"validation_{i}"))
         params = {"base_score": 0.0, "disable_default_eval_metric": 1, "min_child_weight": obj.min_child_weight}
-        params.update(self._xgb_params())
+        params.update(self._engine_params())
         self.evals_result_ = {}
         self.booster_ = xgb.train(params, dtrain, num_boost_round=self.n_estimators, obj=obj, evals=evals,
                                   custom_metric=feval, maximize=True, evals_result=self.evals_result_,
@@ -264,12 +218,6 @@ class XGBLambdaRanker(BaseEstimator):
             imp[int(key[1:])] = v
         total = imp.sum()
         return imp / total if total > 0 else imp
-
-    def _check_fitted(self):
-        if not hasattr(self, "booster_"):
-            from sklearn.exceptions import NotFittedError
-
-            raise NotFittedError("XGBLambdaRanker is not fitted; call fit first")
 
     def predict(self, X):
         """Raw ranking scores (margins; only their order within a query matters)."""
