@@ -145,7 +145,8 @@ def load_letor(path, *, dtype=X_FLOAT, sparse=False, n_features=None, null_as_na
         Width of ``X`` (so train/vali/test agree); default the largest index in the file.
     null_as_nan : bool
         Read the literal ``NULL`` (LETOR's missing value) and ``nan`` as NaN; otherwise both are
-        errors. ``inf`` is always an error.
+        errors. ``inf`` is always an error, and so is a value beyond float32 with ``dtype=float32``.
+        Lines may end in LF, CRLF or CR alone.
 
     Warns
     -----
@@ -176,6 +177,10 @@ def load_letor(path, *, dtype=X_FLOAT, sparse=False, n_features=None, null_as_na
     if dtype not in (np.float32, np.float64):
         raise ValueError(f"dtype must be float32 or float64, got {dtype}")
     raw = _read_bytes(path)
+    if b"\r" in raw:
+        # CRLF (Windows) and CR-only (classic Mac) line ends: one line each, as in a text editor. A
+        # CR-only file used to parse as one line whose first '#' comment swallowed the rest.
+        raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     buf = np.frombuffer(raw, dtype=np.uint8)
     n_lines, n_colons = lp.count_upper_bounds(buf)
     labels = np.empty(n_lines, FLOAT)
@@ -224,6 +229,13 @@ def load_letor(path, *, dtype=X_FLOAT, sparse=False, n_features=None, null_as_na
         r = int(np.argmax(bad))
         raise ValueError(f"{path}, line {line_no[r]}: label is not finite: {labels[r]!r}")
     rows, cols, vals = feat_row[:nf], feat_col[:nf], feat_val[:nf]
+    if dtype == np.float32:
+        # finite in float64 but beyond float32 (e.g. 1e39) would become inf in X without a word
+        over = np.abs(vals) > np.finfo(np.float32).max
+        if over.any():
+            e = int(np.argmax(over))
+            raise ValueError(f"{path}, line {line_no[rows[e]]}: feature value {float(vals[e])!r} (index {cols[e] + 1}) "
+                             "overflows float32; pass dtype=np.float64")
     width = int(cols.max()) + 1 if nf else 0
     if n_features is not None:
         if width > n_features:
@@ -369,7 +381,8 @@ def _widen(X, width):
 def save_letor(path, X, y, group_ptr=None, qid=None, comments=None):
     """Write a LETOR file (``label qid:N idx:val ...``, zeros of sparse input omitted).
 
-    Exactly one of ``group_ptr`` / ``qid`` gives the queries. Values are written in the shortest
+    Exactly one of ``group_ptr`` / ``qid`` gives the queries; a comment holding a line break raises
+    ``ValueError`` (nothing of it would survive a reload as a comment). Values are written in the shortest
     form that round-trips their own dtype (numpy's ``str`` of the float32 or float64 value), so
     :func:`load_letor` with the same dtype reads back identical numbers.
     """
@@ -389,6 +402,15 @@ def save_letor(path, X, y, group_ptr=None, qid=None, comments=None):
         X = np.asarray(X)
         if X.dtype not in (np.float32, np.float64):
             X = X.astype(np.float64)
+    if comments is not None:
+        if len(comments) != n:
+            raise ValueError(f"comments has {len(comments)} entries, X has {n} rows")
+        comments = [str(c) for c in comments]
+        for r, text in enumerate(comments):
+            if "\n" in text or "\r" in text:
+                # checked before writing: the reader would take the rest as another data line
+                raise ValueError(f"comments[{r}] holds a line break ({text!r}); a LETOR comment ends at the "
+                                 "end of its line")
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "wt") as f:
         for r in range(n):

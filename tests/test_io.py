@@ -13,6 +13,11 @@ def _write(path, text):
     return path
 
 
+def _write_bytes(path, data):
+    path.write_bytes(data)
+    return path
+
+
 def test_round_trip_dense_sparse_gz(tmp_path):
     rng = np.random.default_rng(0)
     X = np.round(rng.normal(size=(30, 7)), 6)
@@ -220,3 +225,41 @@ def test_missing_and_damaged_files_name_the_file(tmp_path):
     cut.write_bytes(good[: len(good) - 6])  # truncated download
     with pytest.raises(ValueError, match="cut.txt.gz: cannot be read as gzip"):
         load_letor(cut)
+
+
+@pytest.mark.parametrize("ending", [b"\r", b"\r\n"])
+def test_cr_only_and_crlf_line_ends_read_as_lines(tmp_path, ending):
+    # a CR-only file loaded as one row (its first '#' comment swallowed the rest)
+    text = b"2 qid:1 1:0.5 2:1 # doc a\n0 qid:1 1:0.25 # doc b\n1 qid:7 2:3\n"
+    lf = load_letor(_write_bytes(tmp_path / "lf.txt", text), keep_comments=True)
+    other = load_letor(_write_bytes(tmp_path / "cr.txt", text.replace(b"\n", ending)), keep_comments=True)
+    np.testing.assert_array_equal(other.X, lf.X)
+    np.testing.assert_array_equal(other.y, lf.y)
+    np.testing.assert_array_equal(other.group_ptr, lf.group_ptr)
+    assert other.comments == lf.comments == ["doc a", "doc b", ""]
+    with pytest.raises(ValueError, match="line 3"):
+        load_letor(_write_bytes(tmp_path / "bad.txt", b"1 qid:1 1:1\r0 qid:1 1:2\rx qid:1 1:3\r"))
+
+
+def test_cr_only_real_file_keeps_every_row(tmp_path, shared_data):
+    src = shared_file(shared_data, "MQ2008", "Fold1", "vali.txt")
+    raw = src.read_bytes()
+    d = load_letor(_write_bytes(tmp_path / "vali_cr.txt", raw.replace(b"\n", b"\r")))
+    assert d.X.shape[0] == load_letor(src).X.shape[0] == 2707
+
+
+def test_values_beyond_float32_raise_unless_float64(tmp_path):
+    path = _write(tmp_path / "big.txt", "1 qid:1 1:0.5 2:1e39\n")
+    with pytest.raises(ValueError, match=r"line 1: feature value 1e\+39 \(index 2\) overflows float32"):
+        load_letor(path)
+    assert load_letor(path, dtype=np.float64).X[0, 1] == 1e39
+
+
+def test_save_letor_refuses_a_line_break_in_a_comment(tmp_path):
+    X, y = np.ones((2, 2)), np.array([1.0, 0.0])
+    path = tmp_path / "c.txt"
+    with pytest.raises(ValueError, match=r"comments\[1\] holds a line break"):
+        save_letor(path, X, y, qid=np.array([1, 1]), comments=["fine", "two\n0 qid:1 1:1"])
+    assert not path.exists()  # checked before anything is written
+    with pytest.raises(ValueError, match="comments has 1 entries"):
+        save_letor(path, X, y, qid=np.array([1, 1]), comments=["one"])
