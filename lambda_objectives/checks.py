@@ -70,15 +70,24 @@ def check_labels(labels, n_rows, integer=False, name="labels"):
     return arr
 
 
+#: a cut-off at or beyond this is the whole list of any query (and fits the kernels' int64)
+K_WHOLE_LIST = 2 ** 62
+
+
 def check_k(k, name="k"):
-    """Return ``k`` as a positive int, or ``None`` for the whole list."""
+    """Return ``k`` as a positive int, or ``None`` for the whole list.
+
+    A ``k`` at least the length of a query's list means the whole list (the truncation
+    convention of every metric here); one beyond int64 (``10**20``) is clamped to
+    :data:`K_WHOLE_LIST`, which means the same for any list, instead of overflowing in a kernel.
+    """
     if k is None:
         return None
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):
         raise ValueError(f"{name} must be a positive integer or None, got {k!r}")
     if k < 1:
         raise ValueError(f"{name} must be >= 1 (or None for the whole list), got {k}")
-    return int(k)
+    return min(int(k), K_WHOLE_LIST)
 
 
 def check_query_weights(weights, n_queries, name="query_weights"):

@@ -56,7 +56,14 @@ def qid_to_ptr(qid):
     if n == 0:
         return np.zeros(1, dtype=PTR)
     if q.dtype.kind == "f" and not np.all(np.isfinite(q)):
-        raise ValueError("qid contains NaN or inf")
+        r = int(np.flatnonzero(~np.isfinite(q))[0])
+        raise ValueError(f"qid contains NaN or inf (first at row {r}: {q[r]!r})")
+    if q.dtype.kind == "O":
+        # NaN != NaN: each missing id would silently become a query of its own
+        missing = [r for r, v in enumerate(q) if v is None or (isinstance(v, (float, np.floating)) and not np.isfinite(v))]
+        if missing:
+            raise ValueError(f"qid holds a missing or non-finite id at row {missing[0]} ({q[missing[0]]!r}; "
+                             f"{len(missing)} rows in all); every row needs its query id")
     ptr, r = qid_runs(q)
     if r >= 0:
         raise ValueError(

@@ -235,8 +235,17 @@ def _custom_gradients(scores, labels, group_ptr, weight_fn, k, sigma, *, gain, l
     grad, hess = _outputs(out, n, scores=scores, labels=labels, group_ptr=group_ptr, query_weights=query_weights)
     bad = np.zeros(n_queries, dtype=PTR)
     with numba_threads(n_threads):
-        pairs.custom_lambda_driver(s, y, values, ptr, 0 if k is None else k, float(sigma), w,
-                                   _NORMALIZE[normalize], grad, hess, bad, weight_fn)
+        try:
+            pairs.custom_lambda_driver(s, y, values, ptr, 0 if k is None else k, float(sigma), w,
+                                       _NORMALIZE[normalize], grad, hess, bad, weight_fn)
+        except SystemError as exc:
+            # an exception raised inside the user's njit function surfaces from numba's parallel
+            # region as a bare SystemError ("returned a result with an exception set")
+            cause = exc.__cause__ or exc.__context__
+            raise ValueError(f"the pair-weight function {getattr(weight_fn, '__name__', weight_fn)!r} raised "
+                             f"{type(cause).__name__ if cause else 'an exception'}"
+                             f"{': ' + str(cause) if cause else ''}; it must return a finite weight >= 0 for "
+                             "every pair") from cause
     if bad.any():
         q = int(np.flatnonzero(bad)[0])
         raise ValueError(f"the pair-weight function {getattr(weight_fn, '__name__', weight_fn)!r} returned a "
@@ -280,6 +289,12 @@ def _outputs(out, n, **inputs):
     # the kernel reads its inputs while it writes the outputs: an overlap gives wrong gradients
     for name, a in (("grad_out", g), ("hess_out", h)):
         for what, arr in inputs.items():
-            if hasattr(arr, "__array__") and np.shares_memory(a, np.asarray(arr)):
+            if arr is None or isinstance(arr, (str, bytes)):
+                continue
+            try:  # any buffer (a memoryview, an array.array, a DataFrame column...) may alias the output
+                view = np.asarray(arr)
+            except Exception:  # noqa: BLE001 - not array-like: cannot alias, validated elsewhere
+                continue
+            if np.shares_memory(a, view):
                 raise ValueError(f"out {name} overlaps the {what} input; pass separate output arrays")
     return g, h

@@ -47,7 +47,10 @@ def test_resolve_exactly_one():
         (lambda: sizes_to_ptr([2, 0, 1]), "query 1 has size 0"),
         (lambda: sizes_to_ptr([2, -1]), "positive"),
         (lambda: sizes_to_ptr([1.5]), "whole numbers"),
-        (lambda: qid_to_ptr([1.0, np.nan]), "NaN"),
+        (lambda: qid_to_ptr([1.0, np.nan]), "NaN or inf .first at row 1"),
+        # NaN != NaN: an object column's missing ids each became a query of their own
+        (lambda: qid_to_ptr(np.array(["a", "a", np.nan, np.nan], dtype=object)), "missing or non-finite id at row 2"),
+        (lambda: qid_to_ptr(np.array([1, None, 1], dtype=object)), "row 1"),
         (lambda: frame_group_ptr(pd.DataFrame({"q": [1]})), "no 'qid' column"),
         (lambda: ptr_to_qid([0, 2], qid_values=[1, 2]), "2 qid values for 1 queries"),
     ],

@@ -261,6 +261,7 @@ def test_return_pairs_consistent(metric):
         (dict(metric="auc"), "unknown metric"),
         (dict(sigma=0.0), "sigma"),
         (dict(k=0), "k must be"),
+        (dict(k=2.5), "k must be"),
         (dict(normalize="sum"), "normalize"),
     ],
 )
@@ -322,6 +323,10 @@ def test_out_arrays_overlapping_an_input_are_rejected():
     with pytest.raises(ValueError, match="overlaps the labels"):
         lambda_gradients(s, y, ptr, out=(np.empty(4), y))
     np.testing.assert_array_equal(s, [0.3, 0.1, 0.2, 0.5])  # nothing written before the check
+    # any buffer counts: a memoryview of the output passed as scores was missed
+    g_out = np.array([0.3, 0.1, 0.2, 0.5])
+    with pytest.raises(ValueError, match="overlaps the scores"):
+        lambda_gradients(memoryview(g_out), y, ptr, out=(g_out, np.empty(4)))
     g2, _ = lambda_gradients(s, y, ptr, out=(np.empty(4), h))
     np.testing.assert_array_equal(g2, want[0])
 
@@ -399,6 +404,13 @@ def _negative(a, b, label_a, label_b, gain_a, gain_b, k):
     return -1.0 if a == 0 else 1.0
 
 
+@numba.njit
+def _raising(a, b, label_a, label_b, gain_a, gain_b, k):
+    if a == 1:
+        raise ValueError("no weight for this pair")
+    return 1.0
+
+
 def test_user_njit_pair_weight_matches_the_equivalent_builtin_and_is_checked():
     rng = np.random.default_rng(3)
     s, y = rng.normal(size=40), rng.integers(0, 4, 40).astype(float)
@@ -417,5 +429,19 @@ def test_user_njit_pair_weight_matches_the_equivalent_builtin_and_is_checked():
         lambda_gradients(s, y, ptr, lambda a, b, la, lb, ga, gb, k: 1.0)
     with pytest.raises(ValueError, match="negative or non-finite weight"):
         lambda_gradients(s, y, ptr, _negative)
+    # an exception inside the user's function came out as a bare SystemError from numba's parallel region
+    with pytest.raises(ValueError, match="no weight for this pair"):
+        lambda_gradients(s, y, ptr, _raising)
     with pytest.raises(ValueError, match="takes no mu"):
         lambda_gradients(s, y, ptr, _half_gain_diff, mu=1.0)
+
+
+def test_a_cutoff_beyond_int64_is_the_whole_list():
+    # k=10**20 raised OverflowError (lambdas) or a numba TypingError (metrics)
+    from lambda_objectives import metric_values
+
+    s, y, ptr = np.array([0.3, 0.1, 0.2, 0.5]), np.array([2.0, 0.0, 1.0, 0.0]), [0, 4]
+    for metric in ("ndcg", "err", "map"):
+        np.testing.assert_array_equal(lambda_gradients(s, y, ptr, metric, k=10 ** 20)[0], lambda_gradients(s, y, ptr, metric)[0])
+        np.testing.assert_array_equal(metric_values(s, y, ptr, metric, k=10 ** 20), metric_values(s, y, ptr, metric))
+        np.testing.assert_array_equal(metric_values(s, y, ptr, f"{metric}@{10 ** 20}"), metric_values(s, y, ptr, metric))
