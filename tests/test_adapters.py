@@ -569,8 +569,10 @@ def test_catboost_metric_refuses_data_it_was_not_bound_to():
     twice = catboost_metric("ndcg@3", [(y, ptr), (y, [0, 3, 5])])
     with pytest.raises(ValueError, match="different query groups"):
         twice.evaluate([np.zeros(5)], y, None)
-    with pytest.raises(ValueError, match="weighted"):
-        m.evaluate([np.zeros(5)], y, np.full(5, 2.0))
+    with pytest.raises(ValueError, match="weights for 5 documents"):
+        m.evaluate([np.zeros(5)], y, np.full(4, 2.0))
+    with pytest.raises(ValueError, match="not all zero"):
+        m.evaluate([np.zeros(5)], y, np.zeros(5))
     with pytest.raises(ValueError, match="no group_id"):
         catboost_metric("ndcg@3", [cb.Pool(np.zeros((5, 1)), y)])
     with pytest.raises(ValueError, match="ties"):
@@ -732,3 +734,21 @@ def test_lgb_cv_with_random_row_folds_raises_and_query_folds_work():
     assert len(res["valid lo_ndcg@10-mean"]) == 5
     # whole queries: the same scale as LightGBM's own query-aware cv (fragments scored ~0.1 higher)
     assert abs(res["valid lo_ndcg@10-mean"][-1] - native["valid ndcg@10-mean"][-1]) < 0.08
+
+
+def test_catboost_metric_weights_queries_as_catboost_does():
+    cb = _catboost()
+    from lambda_objectives import catboost_metric, make_ranking
+
+    d = make_ranking(40, docs_per_query=(5, 15), n_features=5, seed=3)
+    gw = np.random.default_rng(0).uniform(0.2, 3, d.n_queries)
+    pool = cb.Pool(d.X, d.y, group_id=d.qid, group_weight=np.repeat(gw, d.group))
+    m = cb.CatBoost({"loss_function": "YetiRank", "iterations": 5, "verbose": False, "thread_count": 1,
+                     "allow_writing_files": False})
+    m.fit(pool)
+    native = m.eval_metrics(pool, ["NDCG:top=5;type=Exp"])["NDCG:top=5;type=Exp"][-1]
+    ours = catboost_metric("ndcg@5", [pool], ties="pessimistic")
+    value, w = ours.evaluate([m.predict(d.X)], d.y, np.repeat(gw, d.group))
+    assert ours.get_final_error(value, w) == pytest.approx(native, rel=1e-6)
+    unweighted = ours.evaluate([m.predict(d.X)], d.y, None)[0]
+    assert abs(unweighted - native) > 1e-4  # the weights matter here

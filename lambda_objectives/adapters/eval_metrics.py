@@ -26,7 +26,8 @@ def _parse(spec):
     return name, k
 
 
-def _mean_metric(name, k, scores, labels, ptr, max_label, threshold=0.0, convention=None, query_weights=None):
+def _mean_metric(name, k, scores, labels, ptr, max_label, threshold=0.0, convention=None, query_weights=None,
+                 empty_unweighted=False):
     """Mean over queries, or ``Σ w_q m_q / Σ w_q`` with query weights (as the engines' own ranking metrics)."""
     scores = np.asarray(scores, dtype=FLOAT)
     labels = np.asarray(labels, dtype=FLOAT)
@@ -37,10 +38,10 @@ def _mean_metric(name, k, scores, labels, ptr, max_label, threshold=0.0, convent
     if query_weights is None:
         return float(np.mean(values))
     numerator = values * query_weights
-    if name == "ndcg" and ptr.shape[0] > 1:
+    if empty_unweighted and name == "ndcg" and ptr.shape[0] > 1:
         # LightGBM's and XGBoost's own weighted NDCG add a query without relevant documents with weight
         # 1 in the numerator (its weight stays in the denominator); reproduced so the values agree
-        # (checked against both engines in tests/test_adapters.py)
+        # (checked against both engines in tests/test_adapters.py; CatBoost weights it like the others)
         empty = np.maximum.reduceat(labels, ptr[:-1]) <= 0
         numerator[empty] = values[empty]
     return float(np.sum(numerator) / np.sum(query_weights))
@@ -84,10 +85,13 @@ class EvalMetric:
         self.max_label = max_label
         self.threshold = float(threshold)
 
+    #: the engine's own weighted NDCG adds a query without relevant documents unweighted
+    _empty_unweighted = True
+
     def _value(self, scores, labels, ptr, query_weights=None):
         ml = self.max_label if self.max_label is not None else float(np.max(labels, initial=0.0))
         return _mean_metric(self.metric, self.k, scores, labels, ptr, ml, self.threshold, self.convention,
-                            query_weights)
+                            query_weights, self._empty_unweighted)
 
     def _no_groups(self, engine, how):
         return ValueError(f"{self.name}: the {engine} evaluation data has no query groups, so a ranking metric "
@@ -183,6 +187,8 @@ class CatBoostEval(EvalMetric):
             raise ValueError(f"{self.name}: bind at least one data set (a catboost.Pool with group_id, or "
                              "(labels, group_ptr))")
 
+    _empty_unweighted = False
+
     def is_max_optimal(self):
         return True
 
@@ -194,16 +200,17 @@ class CatBoostEval(EvalMetric):
             raise ValueError(f"{self.name}: a ranking metric takes one approx dimension, CatBoost passed {len(approxes)}")
         scores = np.asarray(approxes[0], dtype=FLOAT)
         labels = np.asarray(target, dtype=FLOAT)
-        if weight is not None and np.any(np.asarray(weight) != 1):
-            raise ValueError(f"{self.name}: weighted evaluation data is not supported (CatBoost's ranking "
-                             "metrics weight queries by group weight; this metric averages queries)")
         ptr = self._match(labels)
+        # CatBoost passes each document its group's weight; its ranking metrics weight queries by it
+        qw = None
+        if weight is not None and np.any(np.asarray(weight) != 1):
+            qw = _query_weights(weight, ptr, "document", f"{self.name} (CatBoost)")
         if self.ties == "pessimistic":
             # CatBoost's own NDCG/DCG rank equal scores lower label first (doc_comparator.h); a stable
             # sort by score after ordering each query by label ascending does the same
             order = np.lexsort((labels, np.repeat(np.arange(ptr.size - 1), np.diff(ptr))))
             scores, labels = scores[order], labels[order]
-        return self._value(scores, labels, ptr), 1.0
+        return self._value(scores, labels, ptr, qw), 1.0
 
     def _match(self, labels):
         key = labels.astype(np.float32)
