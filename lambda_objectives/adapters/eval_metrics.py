@@ -261,6 +261,6 @@ def catboost_metric(spec, datasets, max_label=None, threshold=0.0, convention=No
     exponential gain, a query with no relevant document scores 1). ``ties="pessimistic"`` ranks equal
     scores lower label first, as CatBoost's own ``NDCG``/``DCG`` do, so ``ties="pessimistic"`` with
     the default convention equals CatBoost's ``NDCG:top=k;type=Exp``; ``"stable"`` keeps input order
-    (our metrics' rule). Unweighted data only.
+    (our metrics' rule). With group weights, queries are weighted by them, as in CatBoost's own metrics.
     """
     return CatBoostEval(spec, datasets, max_label, threshold, convention, ties)
