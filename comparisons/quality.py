@@ -48,6 +48,7 @@ SYSTEMS = {
     ("lightgbm", "ours map@10"): ("ours", "map@10", {}),
     ("lightgbm", "ours ndcg_loss2@10"): ("ours", "ndcg_loss2@10", {}),
     ("lightgbm", "ours ndcg_loss2pp@10"): ("ours", "ndcg_loss2pp@10", {}),
+    ("lightgbm", "ours ndcg_loss2pp_top@10"): ("ours", "ndcg_loss2pp_top@10", {}),
     ("lightgbm", "ours xendcg"): ("ours", "xendcg", {}),
     ("lightgbm", "ours yetirank"): ("ours", "yetirank", {}),
     ("xgboost", "native rank:ndcg"): ("native", {"objective": "rank:ndcg"}),
@@ -56,7 +57,9 @@ SYSTEMS = {
     ("xgboost", "ours ndcg (lambdarank norm)"): ("ours", "ndcg", {"normalize": "lambdarank"}),
     ("xgboost", "ours ndcg@10"): ("ours", "ndcg@10", {}),
     ("xgboost", "ours ndcg@10 (lambdarank norm)"): ("ours", "ndcg@10", {"normalize": "lambdarank"}),
+    ("xgboost", "ours ndcg_loss2@10"): ("ours", "ndcg_loss2@10", {}),
     ("xgboost", "ours ndcg_loss2pp@10"): ("ours", "ndcg_loss2pp@10", {}),
+    ("xgboost", "ours ndcg_loss2pp_top@10"): ("ours", "ndcg_loss2pp_top@10", {}),
     ("xgboost", "ours xendcg"): ("ours", "xendcg", {}),
     ("xgboost", "ours yetirank"): ("ours", "yetirank", {}),
     ("catboost", "native LambdaMart NDCG"): ("native", {"loss_function": "LambdaMart:metric=NDCG"}),
@@ -135,7 +138,7 @@ def search_configs(engine, budget, quick=False):
 
 #: the systems run by default: each engine's natives and our main objectives (``--objectives`` adds the rest)
 DEFAULT_SYSTEMS = ("native lambdarank", "native rank_xendcg", "ours ndcg", "ours ndcg@10", "ours ndcg@10 (lambdarank norm)",
-                   "ours ndcg_loss2pp@10", "ours xendcg", "ours yetirank", "native rank:ndcg", "native rank:pairwise",
+                   "ours ndcg_loss2@10", "ours ndcg_loss2pp@10", "ours xendcg", "ours yetirank", "native rank:ndcg", "native rank:pairwise",
                    "native LambdaMart NDCG", "native YetiRank")
 
 

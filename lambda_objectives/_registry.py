@@ -21,6 +21,11 @@ NDCG, DCG, ERR, MAP, MRR, RANKNET = 0, 1, 2, 3, 4, 5
 NDCG_LOSS2, NDCG_LOSS2PP, LABEL_DIFF, GAIN_DIFF = 6, 7, 8, 9
 XENDCG = 10
 YETIRANK = 11
+NDCG_LOSS2_TOP, NDCG_LOSS2PP_TOP = 12, 13
+
+#: the LambdaLoss codes whose pair loop forms every pair (the published LambdaLoss@K), not only
+#: pairs with a document in the top k
+ALL_PAIRS = (NDCG_LOSS2, NDCG_LOSS2PP)
 
 #: ``integer_labels`` value of the gain-based rows: whole grades unless ``gain='linear'``
 UNLESS_LINEAR = "unless linear gain"
@@ -99,9 +104,14 @@ _ROWS = (
           presets={"xgboost": "rank:pairwise"}, aliases=("pairwise",),
           summary="RankNet: every differently labelled pair weighted 1"),
     Entry("ndcg_loss2", NDCG_LOSS2, UNLESS_LINEAR, False, True, _gain_inputs, ("gain", "label_gain"),
-          summary="LambdaLoss NDCG-Loss2 (Wang et al. 2018); with k, LambdaLoss@K (Jagerman et al. 2022)"),
+          summary="LambdaLoss NDCG-Loss2 (Wang et al. 2018); with k, LambdaLoss@K as published (Jagerman et "
+                  "al. 2022): every pair, the @K multiplier beyond k"),
     Entry("ndcg_loss2pp", NDCG_LOSS2PP, UNLESS_LINEAR, False, True, _gain_inputs, ("gain", "label_gain"),
-          summary="LambdaLoss NDCG-Loss2++: the LambdaRank weight plus mu times NDCG-Loss2's"),
+          summary="LambdaLoss NDCG-Loss2++: the LambdaRank weight plus mu times NDCG-Loss2's; every pair"),
+    Entry("ndcg_loss2_top", NDCG_LOSS2_TOP, UNLESS_LINEAR, False, True, _gain_inputs, ("gain", "label_gain"),
+          summary="ours, not the paper's: NDCG-Loss2@k on pairs with a document in the top k only"),
+    Entry("ndcg_loss2pp_top", NDCG_LOSS2PP_TOP, UNLESS_LINEAR, False, True, _gain_inputs, ("gain", "label_gain"),
+          summary="ours, not the paper's: NDCG-Loss2++@k on pairs with a document in the top k only"),
     Entry("label_diff", LABEL_DIFF, False, False, True, _no_inputs,
           summary="pair weight |y_i - y_j|"),
     Entry("gain_diff", GAIN_DIFF, UNLESS_LINEAR, False, True, _gain_inputs, ("gain", "label_gain"),

@@ -81,8 +81,10 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
         Query boundaries.
     metric : str or ``"name@k"``
         ``"ndcg"``, ``"err"``, ``"map"``, ``"mrr"`` (|Δmetric| of a swap), ``"ranknet"`` (weight 1),
-        ``"ndcg_loss2"`` / ``"ndcg_loss2pp"`` (LambdaLoss, Wang et al. 2018; with ``k`` the sound
-        LambdaLoss@K of Jagerman et al. 2022), ``"label_diff"`` (``|y_i − y_j|``), ``"gain_diff"``
+        ``"ndcg_loss2"`` / ``"ndcg_loss2pp"`` (LambdaLoss, Wang et al. 2018; with ``k`` the
+        LambdaLoss@K of Jagerman et al. 2022 as published: every pair, the @K multiplier below ``k``),
+        ``"ndcg_loss2_top"`` / ``"ndcg_loss2pp_top"`` (ours: the same weights on pairs with a document
+        in the top ``k`` only), ``"label_diff"`` (``|y_i − y_j|``), ``"gain_diff"``
         (``|G_i − G_j|``); docs/math.md has each weight. For the LambdaLoss weights ``|ΔZ_ij|`` below
         stands for the pair weight ``w_ij``. Or a user's pair weight: an ``@numba.njit`` function
         ``w(a, b, label_a, label_b, gain_a, gain_b, k) -> float >= 0`` of the two 0-based rank
@@ -154,11 +156,11 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
     kk = np.minimum(sizes, k) if k is not None else sizes
     disc = discount_table(int(sizes.max()) if n_queries else 1)
     # Largest queries first, dealt round-robin: balances threads despite uneven list lengths.
-    schedule = np.argsort(-(sizes * kk), kind="stable").astype(PTR)
+    schedule = np.argsort(-(sizes * (sizes if row.code in reg.ALL_PAIRS else kk)), kind="stable").astype(PTR)
     counts = np.zeros(n_queries, dtype=PTR)
     cost = np.zeros(n_queries, dtype=FLOAT)
     if return_pairs:
-        cap = pairs.pair_capacity(y, ptr, 0 if k is None else k)
+        cap = pairs.pair_capacity(y, ptr, 0 if k is None or row.code in reg.ALL_PAIRS else k)
         pair_ptr = np.zeros(n_queries + 1, dtype=PTR)
         np.cumsum(cap, out=pair_ptr[1:])
         total = int(pair_ptr[-1])
@@ -263,9 +265,10 @@ DEFAULT_MU = 10.0
 
 def check_mu(metric, mu):
     """``mu`` of NDCG-Loss2++ (default :data:`DEFAULT_MU`); an error for any other objective."""
+    plus_plus = metric in ("ndcg_loss2pp", "ndcg_loss2pp_top")
     if mu is None:
-        return DEFAULT_MU if metric == "ndcg_loss2pp" else 0.0
-    if metric != "ndcg_loss2pp":
+        return DEFAULT_MU if plus_plus else 0.0
+    if not plus_plus:
         raise ValueError(f"mu is NDCG-Loss2++'s parameter; metric {metric!r} takes no mu")
     if isinstance(mu, bool) or not isinstance(mu, (int, float, np.integer, np.floating)) or not math.isfinite(mu) \
             or mu < 0:

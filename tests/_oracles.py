@@ -116,7 +116,9 @@ def swap_delta(scores, labels, a, b, metric, k=None, **opts):
     return abs(metric_of_order(swapped, metric, k, **opts) - metric_of_order(ranked, metric, k, **opts))
 
 
-LAMBDALOSS = ("ndcg_loss2", "ndcg_loss2pp", "label_diff", "gain_diff")
+LAMBDALOSS = ("ndcg_loss2", "ndcg_loss2pp", "ndcg_loss2_top", "ndcg_loss2pp_top", "label_diff", "gain_diff")
+#: the published LambdaLoss@K forms every pair; the others only pairs with a document in the top k
+ALL_PAIRS = ("ndcg_loss2", "ndcg_loss2pp")
 
 
 @functools.lru_cache(maxsize=64)
@@ -137,15 +139,16 @@ def lambdaloss_weight(scores, labels, i, j, metric, k=None, mu=10.0, gain="exp",
     Wang et al. (CIKM 2018), ``D(x) = log2(1 + x)``, ranks ``r`` by the current scores:
     NDCG-Loss2 ``|G_i − G_j| δ_ij / IDCG`` with ``δ_ij = |1/D(|r_i − r_j|) − 1/D(|r_i − r_j| + 1)|``;
     NDCG-Loss2++ ``|G_i − G_j| (ρ_ij + μ δ_ij) / IDCG`` with ``ρ_ij = |1/D(r_i) − 1/D(r_j)|``.
-    LambdaLoss@K (Jagerman et al. SIGIR 2022; the multiplier as in TF-Ranking V2 and rax) with ``k``: 0 unless
-    ``min(r_i, r_j) <= k``; ``δ`` times ``1/(1 − 1/D(max(r_i, r_j)))`` when ``max(r_i, r_j) > k``;
-    ``1/D(r)`` taken as 0 in ``ρ`` for ``r > k``; IDCG@k. ``label_diff``: ``|y_i − y_j|``;
-    ``gain_diff``: ``|G_i − G_j|``.
+    LambdaLoss@K (Jagerman et al. SIGIR 2022; TF-Ranking V2) with ``k``: every pair; ``δ`` times
+    ``1/(1 − 1/D(max(r_i, r_j)))`` when ``max(r_i, r_j) > k``; ``1/D(r)`` taken as 0 in ``ρ`` for
+    ``r > k``; IDCG@k. The ``_top`` forms (ours) and ``label_diff`` / ``gain_diff``: 0 unless
+    ``min(r_i, r_j) <= k``. ``label_diff``: ``|y_i − y_j|``; ``gain_diff``: ``|G_i − G_j|``.
     """
     r = _ranks(tuple(scores))
     ri, rj = r[i], r[j]
-    if k is not None and min(ri, rj) > k:
+    if k is not None and min(ri, rj) > k and metric not in ALL_PAIRS:
         return 0.0
+    metric = metric.replace("_top", "")
     if metric == "label_diff":
         return abs(labels[i] - labels[j])
     gi, gj = _gain(labels[i], gain, label_gain), _gain(labels[j], gain, label_gain)

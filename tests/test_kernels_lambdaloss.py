@@ -3,8 +3,9 @@
 The definitions below are written from the papers' 1-based formulas, independent of the library
 and of tests/_oracles.py: Wang et al. CIKM 2018 (NDCG-Loss2, NDCG-Loss2++), Jagerman et al.
 SIGIR 2022 (LambdaLoss@K multiplier ``1/(1 − 1/D(max r))`` for ``max r > k``). Every pair ``a < b``
-is checked for NDCG-Loss2(@K), also those the pair loop skips (``a >= k``); NDCG-Loss2++ on the
-pairs the loop forms (``a < k``: its ρ term reads the upper member's discount untruncated).
+is checked, also those below the cut-off: the published LambdaLoss@K forms every pair. Then whole
+gradients: every pair for ``ndcg_loss2@k``/``ndcg_loss2pp@k``, the pairs touching the top ``k`` for the
+``_top`` forms (ours), against finite differences of the stated loss at fixed ranks.
 """
 
 import math
@@ -70,8 +71,6 @@ def test_weights_equal_definitions_for_every_pair(q, mu, gain):
             got2 = ndcg_loss2_weight(gains[a], gains[b], a, b, deltas, scale, inv)
             assert got2 >= 0.0
             assert got2 == pytest.approx(_definition(a + 1, b + 1, gains[a], gains[b], kk, inv), rel=1e-12, abs=1e-300)
-            if a >= kk:
-                continue
             gotpp = ndcg_loss2pp_weight(gains[a], gains[b], a, b, kk, disc, deltas, scale, inv, mu)
             assert gotpp >= 0.0
             assert gotpp == pytest.approx(_definition(a + 1, b + 1, gains[a], gains[b], kk, inv, mu),
@@ -91,3 +90,75 @@ def test_closed_form_values():
     gap_deltas(disc, 3, deltas, scale)
     assert ndcg_loss2pp_weight(3.0, 1.0, 0, 2, 3, disc, deltas, scale, 1 / 4, 0.0) == pytest.approx(
         2.0 * (1 - 1 / math.log2(4)) / 4, rel=1e-15)
+
+
+def _loss(s, labels, ranks, k, sigma, mu, all_pairs):
+    """The stated loss ``Σ_{y_i > y_j} w_ij log(1 + exp(−σ(s_i − s_j)))`` with the weights of the ranks
+    ``ranks`` (1-based, frozen), exponential gains, IDCG@k; ``mu`` None: NDCG-Loss2, else ++."""
+    gains = [2.0 ** y - 1 for y in labels]
+    n = len(labels)
+    kk = n if k is None else min(k, n)
+    ideal = sorted(gains, reverse=True)[:kk]
+    inv = 1 / sum(g / D(r) for r, g in enumerate(ideal, start=1))
+    total = 0.0
+    for i in range(n):
+        for j in range(n):
+            if not labels[i] > labels[j]:
+                continue
+            top, low = sorted((ranks[i], ranks[j]))
+            if not all_pairs and top > kk:
+                continue
+            w = _definition(top, low, gains[i], gains[j], kk, inv, mu)
+            total += w * math.log1p(math.exp(-sigma * (s[i] - s[j])))
+    return total
+
+
+@pytest.mark.parametrize("name, mu, all_pairs", [("ndcg_loss2", None, True), ("ndcg_loss2pp", 10.0, True),
+                                                 ("ndcg_loss2_top", None, False), ("ndcg_loss2pp_top", 10.0, False)])
+@pytest.mark.parametrize("k", [1, 3, 7, None])
+def test_gradient_and_hessian_are_finite_differences_of_the_stated_loss(name, mu, all_pairs, k):
+    from lambda_objectives import lambda_gradients
+
+    rng = np.random.default_rng(5)
+    n, sigma = 9, 1.3
+    s = rng.normal(size=n)
+    labels = [float(v) for v in rng.integers(0, 4, n)]
+    order = sorted(range(n), key=lambda d: -s[d])
+    ranks = {d: p + 1 for p, d in enumerate(order)}
+    g, h = lambda_gradients(s, np.array(labels), [0, n], name, k, sigma)
+    l0 = _loss(s, labels, ranks, k, sigma, mu, all_pairs)
+    for i in range(n):
+        lu, ld = (_loss(s + e * np.eye(n)[i], labels, ranks, k, sigma, mu, all_pairs) for e in (1e-6, -1e-6))
+        assert g[i] == pytest.approx((lu - ld) / 2e-6, rel=1e-6, abs=1e-9)
+        lu, ld = (_loss(s + e * np.eye(n)[i], labels, ranks, k, sigma, mu, all_pairs) for e in (1e-3, -1e-3))
+        assert h[i] == pytest.approx((lu - 2 * l0 + ld) / 1e-6, rel=1e-5, abs=1e-9)
+
+
+def test_the_top_forms_keep_the_results_the_plain_names_had():
+    # values of ndcg_loss2@3 / ndcg_loss2pp@3 before the published all-pairs form took the plain names
+    # (commit 741f5bb), in float.hex: the renamed variants reproduce them bit for bit
+    from lambda_objectives import lambda_gradients
+
+    s = np.array([0.3, -1.2, 0.8, 0.05, 1.4, -0.3, 0.6, 0.0])
+    y = np.array([2.0, 0, 1, 3, 0, 1, 0, 2])
+    old = {
+        "ndcg_loss2_top@3": (
+            ["-0x1.4a92e0d45714ap-3", "0x1.91e1bb26bdeb0p-12", "0x1.54f3e0258781ap-5", "-0x1.63e03fdd7b7fcp-3",
+             "0x1.9f1a1b21a04ffp-4", "-0x1.dda539805c38ap-8", "0x1.e9fd062622a61p-3", "-0x1.48bec8804a5cep-5"],
+            ["0x1.00f287c4e533ap-4", "0x1.61f9ed97a0194p-12", "0x1.6dff264960150p-5", "0x1.c6582e33b5435p-5",
+             "0x1.9cc0d871fe8f3p-6", "0x1.c5c52cab36dafp-10", "0x1.8a817a56180b9p-4", "0x1.8c4b139820edfp-7"]),
+        "ndcg_loss2pp_top@3": (
+            ["-0x1.fd3b68a3307f0p+0", "0x1.6ab7b65841125p-7", "0x1.92ffd7385ed5ap-1", "-0x1.5de38f7918536p+1",
+             "0x1.0ce4c35eb7efcp+1", "-0x1.81ef4ce228d88p-3", "0x1.69390d207dcb4p+1", "-0x1.9ea115ab4a442p-1"],
+            ["0x1.7d8cea9e5f664p-1", "0x1.3f7b0a40f125fp-7", "0x1.324fadac5a16ep-1", "0x1.a4fc5e037d297p-1",
+             "0x1.ee3548f8a658ep-2", "0x1.45be4da9b8c0ap-5", "0x1.1f621ece34ffep+0", "0x1.ce4fd654d091cp-3"]),
+    }
+    for name, (g_hex, h_hex) in old.items():
+        g, h = lambda_gradients(s, y, [0, 8], name)
+        assert [float(v).hex() for v in g] == g_hex and [float(v).hex() for v in h] == h_hex
+        plain, _ = lambda_gradients(s, y, [0, 8], name.replace("_top", ""))
+        assert not np.array_equal(plain, g)  # the published form differs with a cut-off
+    # without a cut-off the two forms are one
+    for base in ("ndcg_loss2", "ndcg_loss2pp"):
+        np.testing.assert_array_equal(lambda_gradients(s, y, [0, 8], base)[0],
+                                      lambda_gradients(s, y, [0, 8], base + "_top")[0])

@@ -9,12 +9,16 @@ package's discount table ``disc[p] = 1/log2(p + 2)``, ``1/D(x) = disc[x − 1]``
 * NDCG-Loss2: ``w = |G_a − G_b| · δ_ab / IDCG`` with ``δ_ab = 1/D(b − a) − 1/D(b − a + 1)``;
 * NDCG-Loss2++: ``w = |G_a − G_b| · (ρ_ab + μ δ_ab) / IDCG`` with the LambdaRank term
   ``ρ_ab = |1/D(a + 1) − 1/D(b + 1)|`` (the ΔNDCG discount factor of ``ndcg.py``);
-* LambdaLoss@K (Jagerman, Qin, Wang, Bendersky & Najork, SIGIR 2022; the multiplier as in
-  TF-Ranking's ``NDCGLambdaWeightV2`` and rax): with a cut-off ``k`` only pairs with ``a < k`` are formed
-  (TF-Ranking V2 and rax form every pair; a pair entirely below ``k`` cannot change NDCG@k), ``δ`` is
-  multiplied by ``1/(1 − 1/D(b + 1))`` when ``b >= k``, ``ρ`` uses the truncated discount
-  (``1/D(b + 1)`` taken as 0 when ``b >= k``) and IDCG is IDCG@k, so ``k`` means what it means for
-  ΔNDCG@k;
+* LambdaLoss@K (Jagerman, Qin, Wang, Bendersky & Najork, SIGIR 2022; TF-Ranking's
+  ``NDCGLambdaWeightV2``), what ``ndcg_loss2@k`` / ``ndcg_loss2pp@k`` compute: **every** pair with
+  different labels is formed; ``δ`` is multiplied by ``1/(1 − 1/D(b + 1))`` when ``b >= k`` (1-based:
+  ``max(i, j) > k``); gains are normalised by IDCG@k. NDCG-Loss2++@k's LambdaRank term ``ρ`` uses the
+  truncated discount (``1/D(r)`` taken as 0 for ``r > k``, both ranks), so ``ρ`` is 0 for a pair
+  entirely below ``k`` while its ``μ δ`` term is not (our choice: the paper defines the @K weight for
+  NDCG-Loss2; the ++ sum keeps ΔNDCG@k as its first term). TF-Ranking's extra list-size factor (a
+  learning-rate heuristic) is not applied;
+* ``ndcg_loss2_top@k`` / ``ndcg_loss2pp_top@k`` (ours, not the paper's): the same weights on pairs with
+  ``a < k`` only (a document in the top ``k``), the form these names had before 2026-11-24;
 * ``label_diff``: ``w = |y_a − y_b|``; ``gain_diff``: ``w = |G_a − G_b|`` (no rank information).
 
 docs/math.md states where allRank, rax and TF-Ranking differ from these definitions.
@@ -45,7 +49,8 @@ def ndcg_loss2_weight(ga, gb, a, b, deltas, scale, inv_idcg):
 @njit(cache=True, inline="always")
 def ndcg_loss2pp_weight(ga, gb, a, b, kk, disc, deltas, scale, inv_idcg, mu):
     """NDCG-Loss2++ pair weight: the LambdaRank |ΔNDCG@k| plus ``mu`` times NDCG-Loss2's."""
-    # ρ: the ΔNDCG@k discount factor of ndcg.ndcg_delta; disc[a] needs no cut-off because the pair
-    # loop only visits a < kk (a loop over every pair would need D_a = 0 for a >= kk too)
+    # ρ: the ΔNDCG@k discount factor of ndcg.ndcg_delta, both discounts truncated at the cut-off
+    # (the all-pairs loop visits a >= kk too, where ρ must be 0)
+    da = disc[a] if a < kk else 0.0
     db = disc[b] if b < kk else 0.0
-    return abs(ga - gb) * (abs(disc[a] - db) + mu * deltas[b - a] * scale[b]) * inv_idcg
+    return abs(ga - gb) * (abs(da - db) + mu * deltas[b - a] * scale[b]) * inv_idcg

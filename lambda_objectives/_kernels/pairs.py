@@ -1,7 +1,8 @@
 """The one pair loop of every lambda objective: RankNet forces weighted by a metric's |ΔZ|.
 
 Each query is ranked once (``ranking.stable_order_desc``) and every pair ``(a, b)`` of rank
-positions with ``a < b``, ``a < k`` and different labels gets the weight ``|ΔZ|`` of the metric
+positions with ``a < b``, ``a < k`` (every ``a`` for the published LambdaLoss@K) and different labels
+gets the weight ``|ΔZ|`` of the metric
 selected by its registry code (the closed forms live in the metric modules: ``ndcg``, ``err``,
 ``ap``, ``rr``; the LambdaLoss weights in ``lambdaloss``; RankNet's weight is 1). With ``ρ = 1/(1 + exp(σ(s_hi − s_lo)))`` the pair adds
 ``∓σ|ΔZ|ρ`` to the gradients and ``σ²|ΔZ|ρ(1 − ρ)`` to both Hessians (Burges, MSR-TR-2010-82,
@@ -16,7 +17,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .._registry import ERR, GAIN_DIFF, LABEL_DIFF, MAP, MRR, NDCG, NDCG_LOSS2, NDCG_LOSS2PP, RANKNET
+from .._registry import (ERR, GAIN_DIFF, LABEL_DIFF, MAP, MRR, NDCG, NDCG_LOSS2, NDCG_LOSS2_TOP, NDCG_LOSS2PP,
+                         NDCG_LOSS2PP_TOP, RANKNET)
 from .ap import ap_delta, relevance_prefix
 from .err import err_advance, err_delta, err_prefix
 from .lambdaloss import gap_deltas, ndcg_loss2_weight, ndcg_loss2pp_weight
@@ -95,7 +97,8 @@ def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
     n_rel = 0.0
     first = n
     second = n
-    if metric == NDCG or metric == NDCG_LOSS2 or metric == NDCG_LOSS2PP:
+    if metric == NDCG or metric == NDCG_LOSS2 or metric == NDCG_LOSS2PP or metric == NDCG_LOSS2_TOP \
+            or metric == NDCG_LOSS2PP_TOP:
         inv = ndcg_inverse_ideal(val, k, disc)
         if inv == 0.0:
             return 0, 0.0
@@ -113,7 +116,10 @@ def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
     count = 0
     total = 0.0
     cost = 0.0
-    for a in range(kk):
+    # the published LambdaLoss@K forms every pair (its @K multiplier weights pairs below k); every
+    # other weight is 0 for a pair entirely below k, so those loops stop at the cut-off
+    a_end = n if (metric == NDCG_LOSS2 or metric == NDCG_LOSS2PP) else kk
+    for a in range(a_end):
         la = lr[a]
         ra = vr[a]
         q_prod = 1.0
@@ -134,9 +140,9 @@ def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
                     dz = ap_delta(ra, rb, a, b, kk, pref, acc, n_rel)
                 elif metric == MRR:
                     dz = rr_delta(ra, rb, a, b, kk, first, second, rr_first)
-                elif metric == NDCG_LOSS2:
+                elif metric == NDCG_LOSS2 or metric == NDCG_LOSS2_TOP:
                     dz = ndcg_loss2_weight(ra, rb, a, b, acc, pref, inv)
-                elif metric == NDCG_LOSS2PP:
+                elif metric == NDCG_LOSS2PP or metric == NDCG_LOSS2PP_TOP:
                     dz = ndcg_loss2pp_weight(ra, rb, a, b, kk, disc, acc, pref, inv, mu)
                 elif metric == LABEL_DIFF:
                     dz = abs(la - lb)
@@ -243,7 +249,8 @@ def _make_driver(metric):
 #: ``schedule`` (queries by decreasing cost, round-robin), so uneven list lengths still balance;
 #: each query writes only its own rows and pair slots, so the result does not depend on the threads.
 DRIVERS = {code: _make_driver(code)
-           for code in (NDCG, ERR, MAP, MRR, RANKNET, NDCG_LOSS2, NDCG_LOSS2PP, LABEL_DIFF, GAIN_DIFF)}
+           for code in (NDCG, ERR, MAP, MRR, RANKNET, NDCG_LOSS2, NDCG_LOSS2PP, LABEL_DIFF, GAIN_DIFF,
+                        NDCG_LOSS2_TOP, NDCG_LOSS2PP_TOP)}
 
 
 @njit
