@@ -50,7 +50,7 @@ def _measure(cfg):
 
         kw = dict(objective="lambda", metric="ndcg", k=10, criterion=cfg["criterion"], num_leaves=31, max_bin=255,
                   learning_rate=0.1, n_threads=threads)
-        MARTRanker(n_estimators=1, **kw).fit(d.X[:2000], d.y[:2000], group=None)  # compile
+        MARTRanker(n_estimators=1, **kw).fit(d.X[:2000], d.y[:2000], group=[2000])  # compile
         m = MARTRanker(n_estimators=rounds, **kw)
         m.fit(d.X, d.y, group=d.group, history_loss=False)
         t = time.perf_counter()

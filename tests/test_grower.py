@@ -109,6 +109,6 @@ def test_planted_split_recovered():
     rng = np.random.default_rng(1)
     X = rng.uniform(size=(2000, 5))
     y = (X[:, 3] > 0.62).astype(float) * 2 + np.abs(rng.normal(0, 0.05, 2000))
-    m = MARTRanker(objective="ls", num_leaves=2, n_estimators=1, learning_rate=1.0).fit(X, y)
+    m = MARTRanker(objective="ls", num_leaves=2, n_estimators=1, learning_rate=1.0).fit(X, y, group=[len(y)])
     root = m.trees_[0][0][0]
     assert root["feature"] == 3 and abs(root["threshold"] - 0.62) < 0.01
