@@ -49,9 +49,10 @@ def cutoff(n, k):
 def discount_table(n):
     """``D[r] = 1/log2(r + 2)`` for 0-based positions ``r < n``, with libm's scalar ``log2``.
 
-    The scalar form is the one LightGBM and XGBoost compute their tables with; it equals numpy's
-    vectorised ``1/np.log2(np.arange(n) + 2)`` bit for bit (checked in the tests), so the exact
-    kernels and the engine-parity presets share this one table.
+    The scalar form is the one LightGBM and XGBoost compute their tables with (libm's ``log2``, which
+    Python's ``math.log2`` also calls: equal bit for bit, checked in the tests), so the exact kernels
+    and the engine-parity presets share this one table. numpy's vectorised ``np.log2`` may differ by
+    one ulp where it takes a SIMD path, so no table here is built with it.
     """
     out = np.empty(max(n, 1), dtype=np.float64)
     for r in range(out.shape[0]):
