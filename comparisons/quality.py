@@ -448,7 +448,9 @@ def _validate(a):
         else:
             # names a missing folder, fold or split file (vali.txt too: selection and early stopping need it)
             names = [f.name for f in load_letor_folds(d, folds=wanted)]
-            key, label = str(Path(d).resolve()), str(d)
+            key, label = str(Path(d).resolve()), dataset_name(d)
+        if any(label == other for _, other, _ in datasets):
+            label = str(d)  # two folders of one name: the statistics group by label, so keep them apart
         datasets.append((key, label, names[:2] if a.quick else names))
     if a.synthetic:
         n = 300 if a.quick else a.synthetic
