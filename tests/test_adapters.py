@@ -462,7 +462,7 @@ def test_xgb_ranker_grid_search_with_group_k_fold():
     np.testing.assert_allclose(scores, framed)
 
 
-@pytest.mark.parametrize("metric", ["ndcg_loss2@10", "ndcg_loss2pp@10", "gain_diff", "xendcg", "yetirank"])
+@pytest.mark.parametrize("metric", ["ndcg_loss2@10", "ndcg_loss2pp@10", "ndcg_loss2_top@10", "ndcg_loss2pp_top@10", "gain_diff", "xendcg", "yetirank"])
 def test_new_objectives_train_in_every_engine_path(metric):
     from lambda_objectives import make_ranking, mean_metric
 

@@ -94,7 +94,7 @@ def test_xgboost_dask_train_matches_single_machine(client):
                                single.predict(d, output_margin=True), atol=1e-5)
 
 
-@pytest.mark.parametrize("metric", ["ndcg_loss2pp@10", "label_diff"])
+@pytest.mark.parametrize("metric", ["ndcg_loss2pp@10", "ndcg_loss2pp_top@10", "label_diff"])
 def test_new_objectives_train_on_the_cluster_as_on_one_machine(client, metric):
     """A LambdaLoss objective on two Dask workers equals the same objective on one machine."""
     pytest.importorskip("xgboost.dask", reason="xgboost.dask needs dask.dataframe (pyarrow)")

@@ -279,7 +279,7 @@ def test_grid_search_with_group_k_fold(small):
     np.testing.assert_allclose(search_np.cv_results_["mean_test_score"], search.cv_results_["mean_test_score"])
 
 
-@pytest.mark.parametrize("metric", ["ndcg_loss2", "ndcg_loss2pp", "xendcg", "yetirank"])
+@pytest.mark.parametrize("metric", ["ndcg_loss2", "ndcg_loss2pp", "ndcg_loss2_top", "ndcg_loss2pp_top", "xendcg", "yetirank"])
 def test_new_objectives_train_the_reference_trainer(small_ranking, metric):
     d = small_ranking
     m = MARTRanker(metric=metric, k=None if metric in ("xendcg", "yetirank") else 10, num_leaves=6, n_estimators=15,
