@@ -9,8 +9,8 @@ and the message names every way to pass them.
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from .groups import resolve_group_ptr
-from .metrics import parse_metric
+from .groups import resolve_group_ptr, split_qid_column
+from .metrics import metric_values, parse_metric
 
 #: how to pass queries, quoted by every error about missing ones
 HOW_TO_PASS_QUERIES = (
@@ -84,3 +84,37 @@ class EngineRanker(BaseEstimator):
             from sklearn.exceptions import NotFittedError
 
             raise NotFittedError(f"{type(self).__name__} is not fitted; call fit first")
+
+    def _input(self, X):
+        """``X`` for :meth:`predict`: its qid column dropped, checked, with the fitted width."""
+        self._check_fitted()
+        X = check_X(split_qid_column(X, None)[0])
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                             f"{self.n_features_in_} features as input")
+        return X
+
+    def _fitted(self, X, names, best_iteration):
+        """The fitted attributes both engines' rankers set the same way."""
+        self.n_features_in_ = X.shape[1]
+        if names is not None and all(isinstance(c, str) for c in names):
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self.best_iteration_ = int(best_iteration)
+        self.best_score_ = {name: {m: v[self.best_iteration_ - 1] for m, v in hist.items()}
+                            for name, hist in self.evals_result_.items()}
+
+    def score(self, X, y, qid=None, group=None):
+        """Mean over queries of ``score_metric``; queries from ``qid``/``group`` or X's qid column."""
+        X, qid = split_qid_column(X, qid)
+        ptr = require_queries(f"{type(self).__name__}.score", X.shape[0], group=group, qid=qid)
+        s = self.predict(X)
+        return float(np.mean(metric_values(s, y, ptr, self.score_metric)))
+
+
+def check_X(X):
+    """Features as a numeric 2-D array or CSR matrix; NaN allowed (the engines' missing values)."""
+    from sklearn.utils.validation import check_array
+
+    return check_array(X, accept_sparse="csr", dtype="numeric", ensure_all_finite="allow-nan")

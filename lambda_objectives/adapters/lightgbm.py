@@ -9,10 +9,9 @@ import numpy as np
 
 from .._config import FLOAT
 from .._optional import require
-from .._sklearn import EngineRanker, require_queries
+from .._sklearn import EngineRanker, check_X, require_queries
 from ..checks import check_labels
 from ..groups import sizes_to_ptr, split_qid_column
-from ..metrics import metric_values
 from ._base import MISSING, LambdaObjective, eval_name
 from .eval_metrics import lightgbm_metric
 
@@ -196,7 +195,7 @@ class LGBMLambdaRanker(EngineRanker):
         obj = self.objective if isinstance(self.objective, LightGBMObjective) else LightGBMObjective(self.objective)
         X, qid = split_qid_column(X, qid)
         names = getattr(X, "columns", None)
-        X = _check_X(X)
+        X = check_X(X)
         y = check_labels(y, X.shape[0], name="y")
         ptr = require_queries("LGBMLambdaRanker.fit", X.shape[0], group=group, qid=qid)
         if self.early_stopping_rounds is not None and not eval_set:
@@ -207,7 +206,7 @@ class LGBMLambdaRanker(EngineRanker):
         for i, (Xe, ye) in enumerate(eval_set or []):
             ge = None if eval_group is None else eval_group[i]
             Xe, qe = split_qid_column(Xe, None if eval_qid is None else eval_qid[i])
-            Xe = _check_X(Xe)
+            Xe = check_X(Xe)
             where = f"LGBMLambdaRanker.fit eval_set[{i}]"
             if Xe.shape[1] != X.shape[1]:
                 raise ValueError(f"{where} has {Xe.shape[1]} features, the training data {X.shape[1]}")
@@ -226,15 +225,8 @@ class LGBMLambdaRanker(EngineRanker):
         self.booster_ = lgb.train(train_params, dtrain, num_boost_round=self.n_estimators, valid_sets=valid,
                                   valid_names=valid_names, feval=feval if valid else None, callbacks=cbs)
         self.objective_ = obj
-        self.n_features_in_ = X.shape[1]
-        if names is not None and all(isinstance(c, str) for c in names):
-            self.feature_names_in_ = np.asarray(names, dtype=object)
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
         stopped = self.early_stopping_rounds is not None and self.booster_.best_iteration > 0
-        self.best_iteration_ = int(self.booster_.best_iteration) if stopped else self.booster_.current_iteration()
-        self.best_score_ = {name: {m: v[self.best_iteration_ - 1] for m, v in hist.items()}
-                            for name, hist in self.evals_result_.items()}
+        self._fitted(X, names, self.booster_.best_iteration if stopped else self.booster_.current_iteration())
         return self
 
     @property
@@ -245,22 +237,6 @@ class LGBMLambdaRanker(EngineRanker):
 
     def predict(self, X):
         """Raw ranking scores (only their order within a query matters), at ``best_iteration_``."""
-        self._check_fitted()
-        X = _check_X(split_qid_column(X, None)[0])
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but LGBMLambdaRanker is expecting "
-                             f"{self.n_features_in_} features as input")
+        X = self._input(X)
         return self.booster_.predict(X, num_iteration=self.best_iteration_)
 
-    def score(self, X, y, qid=None, group=None):
-        """Mean over queries of ``score_metric``; queries from ``qid``/``group`` or X's qid column."""
-        X, qid = split_qid_column(X, qid)
-        ptr = require_queries("LGBMLambdaRanker.score", X.shape[0], group=group, qid=qid)
-        s = self.predict(X)
-        return float(np.mean(metric_values(s, y, ptr, self.score_metric)))
-
-
-def _check_X(X):
-    from sklearn.utils.validation import check_array
-
-    return check_array(X, accept_sparse="csr", dtype="numeric", ensure_all_finite="allow-nan")

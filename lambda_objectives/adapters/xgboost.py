@@ -5,10 +5,9 @@ import numpy as np
 
 from .._config import FLOAT, PTR
 from .._optional import require
-from .._sklearn import EngineRanker, require_queries
+from .._sklearn import EngineRanker, check_X, require_queries
 from ..checks import check_labels
 from ..groups import split_qid_column
-from ..metrics import metric_values
 from ._base import LambdaObjective, eval_name as _eval_name
 from .eval_metrics import EvalMetric, XGBoostEval, xgboost_metric
 
@@ -167,7 +166,7 @@ class XGBLambdaRanker(EngineRanker):
         obj = self.objective if isinstance(self.objective, XGBoostObjective) else XGBoostObjective(self.objective)
         X, qid = split_qid_column(X, qid)
         names = getattr(X, "columns", None)
-        X = _check_X(X)
+        X = check_X(X)
         y = check_labels(y, X.shape[0], name="y")
         n = X.shape[0]
         ptr = _sorted_ptr(n, group, qid, "XGBLambdaRanker.fit")
@@ -186,7 +185,7 @@ class XGBLambdaRanker(EngineRanker):
         for i, (Xe, ye) in enumerate(eval_set or []):
             ge = None if eval_group is None else eval_group[i]
             Xe, qe = split_qid_column(Xe, None if eval_qid is None else eval_qid[i])
-            Xe = _check_X(Xe)
+            Xe = check_X(Xe)
             pe = _sorted_ptr(Xe.shape[0], ge, qe, f"XGBLambdaRanker.fit eval_set[{i}]")
             evals.append((xgb.DMatrix(Xe, np.asarray(ye), group=np.diff(pe)), f"validation_{i}"))
         params = {"base_score": 0.0, "disable_default_eval_metric": 1, "min_child_weight": obj.min_child_weight}
@@ -197,15 +196,8 @@ class XGBLambdaRanker(EngineRanker):
                                   early_stopping_rounds=self.early_stopping_rounds if len(evals) > 1 else None,
                                   verbose_eval=verbose)
         self.objective_ = obj
-        self.n_features_in_ = X.shape[1]
-        if names is not None and all(isinstance(c, str) for c in names):
-            self.feature_names_in_ = np.asarray(names, dtype=object)
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
         stopped = self.early_stopping_rounds is not None and len(evals) > 1
-        self.best_iteration_ = int(self.booster_.best_iteration) + 1 if stopped else self.n_estimators
-        self.best_score_ = {name: {m: v[self.best_iteration_ - 1] for m, v in hist.items()}
-                            for name, hist in self.evals_result_.items()}
+        self._fitted(X, names, self.booster_.best_iteration + 1 if stopped else self.n_estimators)
         return self
 
     @property
@@ -223,23 +215,7 @@ class XGBLambdaRanker(EngineRanker):
         """Raw ranking scores (margins; only their order within a query matters)."""
         xgb = require("xgboost")
 
-        self._check_fitted()
-        X = _check_X(split_qid_column(X, None)[0])
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but XGBLambdaRanker is expecting "
-                             f"{self.n_features_in_} features as input")
+        X = self._input(X)
         return self.booster_.predict(xgb.DMatrix(X), output_margin=True,
                                      iteration_range=(0, self.best_iteration_))
 
-    def score(self, X, y, qid=None, group=None):
-        """Mean over queries of ``score_metric``; queries from ``qid``/``group`` or X's qid column."""
-        X, qid = split_qid_column(X, qid)
-        ptr = require_queries("XGBLambdaRanker.score", X.shape[0], group=group, qid=qid)
-        s = self.predict(X)
-        return float(np.mean(metric_values(s, y, ptr, self.score_metric)))
-
-
-def _check_X(X):
-    from sklearn.utils.validation import check_array
-
-    return check_array(X, accept_sparse="csr", dtype="numeric", ensure_all_finite="allow-nan")
