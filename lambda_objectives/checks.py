@@ -113,3 +113,18 @@ def check_n_threads(n_threads):
     if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) or n_threads < 1:
         raise ValueError(f"n_threads must be a positive integer, -1 or None, got {n_threads!r}")
     return int(min(n_threads, avail))
+
+
+def check_query_inputs(scores, labels, group_ptr, query_weights=None):
+    """``(scores, labels, group_ptr, query_weights)`` checked together, as every listwise or sampled
+    objective takes them: float64 scores and labels, int64 query boundaries, per-query weights (ones
+    when ``None``). Each check raises ``ValueError`` naming the problem."""
+    from .groups import check_group_ptr  # groups does not import checks: no cycle
+
+    s = check_scores(scores)
+    n = s.shape[0]
+    y = check_labels(labels, n)
+    ptr = check_group_ptr(group_ptr, n)
+    nq = ptr.shape[0] - 1
+    w = check_query_weights(query_weights, nq)
+    return s, y, ptr, (np.ones(nq, dtype=FLOAT) if w is None else w)

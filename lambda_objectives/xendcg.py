@@ -10,8 +10,7 @@ import numpy as np
 from ._config import FLOAT
 from ._kernels import xendcg as xk
 from ._threads import numba_threads
-from .checks import check_labels, check_query_weights, check_scores
-from .groups import check_group_ptr
+from .checks import check_query_inputs, check_scores
 
 __all__ = ["xendcg_gradients", "xendcg_targets"]
 
@@ -57,13 +56,8 @@ def xendcg_gradients(scores, labels, group_ptr, *, gammas=None, seed=None, query
     -------
     grad, hess : ndarray of float64, shape (n,)
     """
-    s = check_scores(scores)
+    s, y, ptr, w = check_query_inputs(scores, labels, group_ptr, query_weights)
     n = s.shape[0]
-    y = check_labels(labels, n)
-    ptr = check_group_ptr(group_ptr, n)
-    nq = ptr.shape[0] - 1
-    w = check_query_weights(query_weights, nq)
-    w = np.ones(nq, dtype=FLOAT) if w is None else w
     if gammas is None:
         gammas = np.random.default_rng(seed).random(n)
     elif seed is not None:

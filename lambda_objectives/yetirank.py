@@ -10,8 +10,7 @@ import numpy as np
 from ._config import FLOAT
 from ._kernels import yetirank as yk
 from ._threads import numba_threads
-from .checks import check_labels, check_query_weights, check_scores
-from .groups import check_group_ptr
+from .checks import check_query_inputs
 
 __all__ = ["YETIRANK_DEFAULTS", "YETIRANK_MODES", "check_yetirank_options", "yetirank_catboost_row",
            "yetirank_gradients"]
@@ -111,13 +110,8 @@ def yetirank_gradients(scores, labels, group_ptr, *, permutations=10, decay=0.85
     """
     permutations, decay, mode, seed = check_yetirank_options(permutations, decay, mode, seed)
     iteration = _integer(iteration, "iteration", 0, _SEED_MAX)
-    s = check_scores(scores)
+    s, y, ptr, w = check_query_inputs(scores, labels, group_ptr, query_weights)
     n = s.shape[0]
-    y = check_labels(labels, n)
-    ptr = check_group_ptr(group_ptr, n)
-    nq = ptr.shape[0] - 1
-    w = check_query_weights(query_weights, nq)
-    w = np.ones(nq, dtype=FLOAT) if w is None else w
     if out is None:
         grad, hess = np.empty(n, dtype=FLOAT), np.empty(n, dtype=FLOAT)
     else:
@@ -157,9 +151,8 @@ def yetirank_catboost_row(scores, labels, group_ptr, n_seeds=20, permutations=10
     from .probe import probe_catboost
 
     permutations, decay, _, seed = check_yetirank_options(permutations, decay, "classic", seed)
-    s = check_scores(scores).astype(np.float32).astype(FLOAT)
-    y = check_labels(labels, s.shape[0])
-    ptr = check_group_ptr(group_ptr, s.shape[0])
+    s, y, ptr, _ = check_query_inputs(scores, labels, group_ptr)
+    s = s.astype(np.float32).astype(FLOAT)
     if isinstance(n_seeds, bool) or not isinstance(n_seeds, numbers.Integral) or n_seeds < 2:
         raise ValueError(f"n_seeds must be an integer >= 2 (the spread over seeds is used), got {n_seeds!r}")
     loss = f"YetiRank:permutations={permutations};decay={decay!r}"
