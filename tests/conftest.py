@@ -48,3 +48,28 @@ def letor_folder(tmp_path_factory):
             data = make_ranking(nq, docs_per_query=(5, 25), n_features=6, seed=10 * f + len(split))
             save_letor(d / f"{split}.txt", data.X, data.y, group_ptr=data.group_ptr)
     return root
+
+
+def ten_row_queries(cls, module, name):
+    """A test-only subclass of a ranker whose ``fit``/``score`` supply queries of ten consecutive rows
+    when none are given: scikit-learn's API checks call ``fit(X, y)`` / ``score(X, y)`` without
+    queries, which the rankers refuse (a ranker never treats rows as one query), so that the rest of
+    the estimator API can be checked. ``module`` and ``name``: where the caller binds the class, so
+    that it pickles (``check_estimators_pickle``)."""
+    import numpy as np
+
+    def _qid(X, group, qid, kwargs):
+        if group is None and qid is None and kwargs.get("group_ptr") is None and not hasattr(X, "columns"):
+            return np.arange(np.shape(X)[0]) // 10
+        return qid
+
+    class TenRowQueries(cls):
+        def fit(self, X, y, group=None, qid=None, **kwargs):
+            return super().fit(X, y, group=group, qid=_qid(X, group, qid, kwargs), **kwargs)
+
+        def score(self, X, y, qid=None, group=None):
+            return super().score(X, y, qid=_qid(X, group, qid, {}), group=group)
+
+    TenRowQueries.__name__ = TenRowQueries.__qualname__ = name
+    TenRowQueries.__module__ = module
+    return TenRowQueries

@@ -11,7 +11,7 @@ lgb = pytest.importorskip("lightgbm")
 xgb = pytest.importorskip("xgboost")
 
 from _oracles import metric_of_query  # noqa: E402
-from conftest import shared_file  # noqa: E402
+from conftest import shared_file, ten_row_queries  # noqa: E402
 
 from lambda_objectives.adapters import (  # noqa: E402
     HessianWarning,
@@ -371,20 +371,7 @@ XGB_RANKER_EXPECTED_FAILURES = {
 }
 
 
-class _TenRowQueries(XGBLambdaRanker):
-    """scikit-learn's API checks call ``fit(X, y)`` / ``score(X, y)`` without queries, which
-    ``XGBLambdaRanker`` refuses (a ranker never treats rows as one query); this test-only subclass
-    supplies queries of ten consecutive rows so that the rest of the estimator API is checked."""
-
-    def fit(self, X, y, group=None, qid=None, **kwargs):
-        if group is None and qid is None and not hasattr(X, "columns"):
-            qid = np.arange(np.shape(X)[0]) // 10
-        return super().fit(X, y, group=group, qid=qid, **kwargs)
-
-    def score(self, X, y, qid=None, group=None):
-        if group is None and qid is None and not hasattr(X, "columns"):
-            qid = np.arange(np.shape(X)[0]) // 10
-        return super().score(X, y, qid=qid, group=group)
+_TenRowQueries = ten_row_queries(XGBLambdaRanker, __name__, "_TenRowQueries")
 
 
 @pytest.mark.filterwarnings("ignore::lambda_objectives.HessianWarning")

@@ -4,7 +4,7 @@ scikit-learn estimator contract."""
 
 import numpy as np
 import pytest
-from conftest import shared_file
+from conftest import shared_file, ten_row_queries
 
 from lambda_objectives import lambda_gradients, make_ranking, mean_metric
 from reference import BinMapper, MARTRanker, TreeGrower
@@ -196,20 +196,7 @@ RANKER_EXPECTED_FAILURES = {
 }
 
 
-class _TenRowQueries(MARTRanker):
-    """scikit-learn's API checks call ``fit(X, y)`` / ``score(X, y)`` without queries, which
-    ``MARTRanker`` refuses (a ranker never treats rows as one query); this test-only subclass
-    supplies queries of ten consecutive rows so that the rest of the estimator API is checked."""
-
-    def fit(self, X, y, group=None, qid=None, **kwargs):
-        if group is None and qid is None and kwargs.get("group_ptr") is None and not hasattr(X, "columns"):
-            qid = np.arange(np.shape(X)[0]) // 10
-        return super().fit(X, y, group=group, qid=qid, **kwargs)
-
-    def score(self, X, y, qid=None, group=None):
-        if group is None and qid is None and not hasattr(X, "columns"):
-            qid = np.arange(np.shape(X)[0]) // 10
-        return super().score(X, y, qid=qid, group=group)
+_TenRowQueries = ten_row_queries(MARTRanker, __name__, "_TenRowQueries")
 
 
 @parametrize_with_checks([_TenRowQueries(n_estimators=3, num_leaves=4, min_data_in_leaf=1, n_threads=1)],
