@@ -11,6 +11,8 @@ Conventions (one place; every metric, lambda and engine-parity kernel uses them)
   float64 arrays, so one kernel serves exponential ``2**l - 1``, linear ``l`` and table gains.
 """
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -56,7 +58,9 @@ def discount_table(n):
     """
     out = np.empty(max(n, 1), dtype=np.float64)
     for r in range(out.shape[0]):
-        out[r] = 1.0 / np.log2(2.0 + r)
+        # math.log2 is libm's log2 compiled and as plain Python (NUMBA_DISABLE_JIT); np.log2 is not
+        # the same function in both (numpy's own scalar loop may differ by one ulp)
+        out[r] = 1.0 / math.log2(2.0 + r)
     return out
 
 
