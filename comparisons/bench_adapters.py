@@ -10,7 +10,9 @@ at 2 threads and at all threads, in the same run. The parity presets compute the
 as the engines, so the ratio measures only the cost of the Python callback and our kernel.
 ``run(quick=True)`` uses 20K rows and 20 rounds.
 
-Usage: ``python -m comparisons.bench_adapters [--quick]``.
+Usage: ``python -m comparisons.bench_adapters [--quick]``; ``--profile`` prints where one round of
+ours goes (the engine's hand-over, the cache check, our kernel, the Hessian check) beside the whole
+round of both objectives, at 1 and 2 threads.
 """
 
 import os
@@ -78,6 +80,72 @@ def _engine_pair(engine, quick, nt):
             "version": version, "numba": numba.__version__}
 
 
+def _profile_round(engine, n_rows, rounds, nt, repeats=5):
+    """Where one custom-objective round goes, in this (fresh) process: the whole round of the native
+    objective and of ours (min over ``repeats`` trainings of ``rounds`` rounds, per round), and within
+    our callback the engine's hand-over (labels, groups, weights), the data-set cache check, our kernel
+    (``compute``), the Hessian/finiteness check; each part timed alone on the same scores."""
+    import numba
+
+    from lambda_objectives.adapters.presets import BACKENDS
+
+    X, y, ptr = _make_data(n_rows, 136, 120)
+    sizes = np.diff(ptr)
+    numba.set_num_threads(nt)
+    if engine == "lightgbm":
+        import lightgbm as lgb
+
+        from lambda_objectives.adapters import LightGBMObjective
+
+        ds = lgb.Dataset(X, y, group=sizes, params={"max_bin": 255, "verbose": -1}).construct()
+        lp = dict(num_leaves=63, learning_rate=0.1, min_data_in_leaf=20, max_bin=255, num_threads=nt, verbose=-1,
+                  force_row_wise=True)
+        obj = LightGBMObjective(preset="lightgbm", n_threads=nt)
+        native = min(_time(lambda: lgb.train({**lp, "objective": "lambdarank"}, ds, rounds))[0] for _ in range(repeats))
+        ours = min(_time(lambda: lgb.train({**lp, "objective": obj}, ds, rounds))[0] for _ in range(repeats))
+
+        def hand_over():
+            return ds.get_label(), ds.get_field("group"), ds.get_weight()
+    else:
+        import xgboost as xgb
+
+        from lambda_objectives.adapters import XGBoostObjective
+
+        ds = xgb.DMatrix(X, y, group=sizes)
+        xp = dict(max_depth=0, max_leaves=63, grow_policy="lossguide", eta=0.1, tree_method="hist", max_bin=255,
+                  nthread=nt, base_score=0.0)
+        obj = XGBoostObjective(preset="xgboost", n_threads=nt)
+        native = min(_time(lambda: xgb.train({**xp, "objective": "rank:ndcg"}, ds, rounds))[0] for _ in range(repeats))
+        ours = min(_time(lambda: xgb.train(xp, ds, rounds, obj=obj))[0] for _ in range(repeats))
+
+        def hand_over():
+            return ds.get_label(), ds.get_uint_info("group_ptr"), ds.get_weight()
+    scores = np.random.default_rng(0).normal(size=y.shape[0]).astype(np.float32)
+    labels, groups, weights = hand_over()
+    st = obj._state(ds, labels, groups, weights, 1e-3)  # the prepared state the callback reuses
+
+    def best(fn, n=20):
+        return min(_time(fn)[0] for _ in range(n))
+
+    parts = {
+        "engine hand-over (labels, groups, weights)": best(hand_over),
+        "cache check (labels/groups/weights unchanged)": best(lambda: obj._state(ds, labels, groups, weights, 1e-3)),
+        "our kernel (compute, float32 out)": best(lambda: BACKENDS[obj.preset].compute(obj, st, scores), 10),
+        "Hessian and finiteness check": best(lambda: obj._check_hessian(st)),
+    }
+    return {"engine": engine, "threads": nt, "rows": int(X.shape[0]), "rounds": rounds,
+            "native_round_s": native / rounds, "ours_round_s": ours / rounds, "parts_s": parts}
+
+
+def profile(n_rows=170_000, rounds=30, threads=(1, 2)):
+    """The per-round breakdown of :func:`_profile_round` for both engines at each thread count, each
+    engine in a fresh process (docs/development.md, "Where a custom-objective round goes")."""
+    from ._runner import run_isolated
+
+    return [run_isolated(_profile_round, engine, n_rows, rounds, nt) for nt in threads
+            for engine in ("lightgbm", "xgboost")]
+
+
 def run(quick: bool = False) -> dict:
     """Run the benchmark; returns timings, ratios, parity checks and a machine record.
 
@@ -104,6 +172,15 @@ def run(quick: bool = False) -> dict:
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
+    if "--profile" in argv:
+        rows = profile(20_000 if "--quick" in argv else 170_000, 5 if "--quick" in argv else 30)
+        for r in rows:
+            extra = r["ours_round_s"] - r["native_round_s"]
+            print(f"{r['engine']} {r['threads']} thread(s), {r['rows']} rows: round native {1e3 * r['native_round_s']:.1f} ms, "
+                  f"ours {1e3 * r['ours_round_s']:.1f} ms (ours - native {1e3 * extra:+.1f} ms)")
+            for name, sec in r["parts_s"].items():
+                print(f"    {name:<48} {1e3 * sec:8.2f} ms")
+        return rows
     res = run(quick="--quick" in argv)
     print(f"bench_adapters: {res['rows']} rows x {res['features']} features, {res['queries']} queries, "
           f"{res['rounds']} rounds  ({res['machine']})")

@@ -19,3 +19,14 @@ def test_bench_command_writes_a_table_report(tmp_path):
     md = (tmp_path / "bench.md").read_text()
     assert "## bench_combine" in md and "| figure | value |" in md
     assert (tmp_path / "bench.json").exists()
+
+
+def test_round_profile_times_every_part_of_our_callback():
+    from comparisons import bench_adapters
+
+    r = bench_adapters._profile_round("lightgbm", 3000, 2, 1, repeats=1)
+    assert r["native_round_s"] > 0 and r["ours_round_s"] > 0 and r["threads"] == 1
+    assert set(r["parts_s"]) == {"engine hand-over (labels, groups, weights)",
+                                 "cache check (labels/groups/weights unchanged)",
+                                 "our kernel (compute, float32 out)", "Hessian and finiteness check"}
+    assert all(v >= 0 for v in r["parts_s"].values()) and r["parts_s"]["our kernel (compute, float32 out)"] > 0
