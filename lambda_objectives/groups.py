@@ -64,7 +64,14 @@ def qid_to_ptr(qid):
         if missing:
             raise ValueError(f"qid holds a missing or non-finite id at row {missing[0]} ({q[missing[0]]!r}; "
                              f"{len(missing)} rows in all); every row needs its query id")
-    ptr, r = qid_runs(q)
+    if q.dtype.kind in "mM" and np.isnat(q).any():
+        # NaT != NaT: each missing timestamp id would become a query of its own, as NaN did
+        r = int(np.flatnonzero(np.isnat(q))[0])
+        raise ValueError(f"qid holds a missing id (NaT) at row {r}; every row needs its query id")
+    try:
+        ptr, r = qid_runs(q)
+    except TypeError as exc:  # an object column mixing ids that do not compare (int and str)
+        raise ValueError(f"qid values must be of one comparable type ({exc})") from None
     if r >= 0:
         raise ValueError(
             f"qids are not contiguous: qid {q[r].item()!r} reappears at row {r} "

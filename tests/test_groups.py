@@ -51,6 +51,8 @@ def test_resolve_exactly_one():
         # NaN != NaN: an object column's missing ids each became a query of their own
         (lambda: qid_to_ptr(np.array(["a", "a", np.nan, np.nan], dtype=object)), "missing or non-finite id at row 2"),
         (lambda: qid_to_ptr(np.array([1, None, 1], dtype=object)), "row 1"),
+        (lambda: qid_to_ptr(np.array(["2020-01-01", "NaT", "NaT"], dtype="datetime64[D]")), r"NaT\) at row 1"),
+        (lambda: qid_to_ptr(np.array([1, "a", 1], dtype=object)), "one comparable type"),
         (lambda: frame_group_ptr(pd.DataFrame({"q": [1]})), "no 'qid' column"),
         (lambda: ptr_to_qid([0, 2], qid_values=[1, 2]), "2 qid values for 1 queries"),
     ],
