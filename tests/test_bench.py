@@ -15,18 +15,52 @@ def test_results_render_as_tables_not_json():
 
 
 def test_bench_command_writes_a_table_report(tmp_path):
-    assert cli(["bench", "--quick", "--only", "bench_combine", "--out", str(tmp_path)]) == 0
+    assert cli(["bench", "--quick", "--only", "combine", "--out", str(tmp_path)]) == 0
     md = (tmp_path / "bench.md").read_text()
-    assert "## bench_combine" in md and "| figure | value |" in md
+    assert "## combine" in md and "| figure | value |" in md
     assert (tmp_path / "bench.json").exists()
 
 
 def test_round_profile_times_every_part_of_our_callback():
-    from comparisons import bench_adapters
+    from comparisons.bench import adapters
 
-    r = bench_adapters._profile_round("lightgbm", 3000, 2, 1, repeats=1)
+    r = adapters._profile_round("lightgbm", 3000, 2, 1, repeats=1)
     assert r["native_round_s"] > 0 and r["ours_round_s"] > 0 and r["threads"] == 1
     assert set(r["parts_s"]) == {"engine hand-over (labels, groups, weights)",
                                  "cache check (labels/groups/weights unchanged)",
                                  "our kernel (compute, float32 out)", "Hessian and finiteness check"}
     assert all(v >= 0 for v in r["parts_s"].values()) and r["parts_s"]["our kernel (compute, float32 out)"] > 0
+
+
+def test_timings_report_min_and_median_of_the_repeats():
+    calls = []
+    t = bench.timings(lambda: calls.append(1), 4)
+    assert len(calls) == 5 and t["repeats"] == 4  # one warm-up call, then the repeats
+    assert 0 <= t["min"] <= t["median"]
+    r = bench.ratio({"min": 2.0, "median": 6.0}, {"min": 1.0, "median": 2.0})
+    assert r == {"min": 2.0, "median": 3.0}
+
+
+def test_interleaved_alternates_the_callables():
+    order = []
+    t = bench.interleaved({"a": lambda: order.append("a"), "b": lambda: order.append("b")}, 3)
+    assert order == ["a", "b"] * 3 and set(t) == {"a", "b"} and t["a"]["repeats"] == 3
+
+
+def test_every_bench_module_runs_from_the_package():
+    import importlib
+
+    for name in bench.MODULES:
+        mod = importlib.import_module(f"comparisons.bench.{name}")
+        assert callable(mod.run) and callable(mod.main)
+        assert f"python -m comparisons.bench.{name}" in mod.__doc__
+
+
+def test_adapter_benchmark_reports_min_and_median_ratios_per_thread_count():
+    from comparisons.bench import adapters
+
+    r = adapters._engine_pair("lightgbm", True, 1, 2)
+    assert r["threads"] == 1 and r["repeats"] == 2
+    assert r["ratio_min"] == r["ours_s_min"] / r["native_s_min"]
+    assert r["ratio_median"] == r["ours_s_median"] / r["native_s_median"]
+    assert r["max_pred_diff"] < 1e-9  # the parity preset: the same trees as the native objective

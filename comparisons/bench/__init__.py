@@ -1,25 +1,77 @@
-"""``python -m comparisons bench``: every ``bench_*`` module in one report (Markdown + JSON).
+"""Every benchmark of the project, one module each, and ``python -m comparisons bench``, which runs
+them all into one report (Markdown + JSON).
 
-Each module exposes ``run(quick) -> dict`` whose figures are ratios against a peer timed in the
-same run; the report records the machine and thread counts beside them. Modules run in separate
-processes (:func:`comparisons._runner.run_isolated`) because LightGBM and XGBoost loaded in one process slow each other down (their OpenMP
-runtimes interfere).
+* :mod:`comparisons.bench.io`: the LETOR loader against scikit-learn's SVMlight reader;
+* :mod:`comparisons.bench.kernels`: the lambda kernels (pairs/s, 2-thread speed-up, ΔERR prefix
+  against the naive O(n³) loop, ΔNDCG against LightGBM's own gradient time);
+* :mod:`comparisons.bench.adapters`: our presets inside LightGBM/XGBoost against the native
+  objectives (and ``--profile``: where a custom-objective round goes);
+* :mod:`comparisons.bench.reference`: the reference trainer per tree (OLE, SE, exact OLE) against
+  LightGBM on the same gradients;
+* :mod:`comparisons.bench.combine`: the exact linear combination against grid search.
+
+Each module runs as ``python -m comparisons.bench.<module> [--quick]`` and exposes
+``run(quick) -> dict`` whose figures are ratios against a peer timed in the same run, with min and
+median over repeats (:func:`timings`) and, where threads matter, at 1 and 2 threads
+(:data:`THREADS`). Modules run in separate processes (:func:`comparisons._runner.run_isolated`)
+because LightGBM and XGBoost loaded in one process slow each other down (their OpenMP runtimes
+interfere).
 """
 
 import json
+import os
+import statistics
 import time
 from pathlib import Path
 
-from ._machine import log, machine_record
-from ._runner import run_isolated
+from .._machine import log, machine_record
+from .._runner import run_isolated
 
-MODULES = ("bench_io", "bench_kernels", "bench_adapters", "bench_reference", "bench_combine")
+MODULES = ("io", "kernels", "adapters", "reference", "combine")
+
+#: thread counts every thread-dependent ratio is reported at (the CI machine has 2 cores)
+THREADS = tuple(sorted({1, min(2, os.cpu_count() or 1)}))
+
+#: the real LETOR data beside the repository (``../shared/data``), as the tests find it
+SHARED = Path(os.environ.get("LAMBDA_OBJECTIVES_DATA", Path(__file__).resolve().parents[2].parent / "shared" / "data"))
+
+
+def timings(fn, repeats, warmup=True):
+    """``{"min", "median", "repeats"}`` of the wall times of ``repeats`` calls of ``fn`` (seconds).
+
+    The minimum is the figure least disturbed by other work on the machine; the median shows how
+    far the typical call is from it. One untimed warm-up call first (compilation, caches)."""
+    if warmup:
+        fn()
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return {"min": min(times), "median": statistics.median(times), "repeats": repeats}
+
+
+def interleaved(fns, repeats):
+    """:func:`timings` of several callables measured in turn (a, b, a, b, ...), so a slow phase of
+    the machine falls on all of them alike; ``{name: timings}`` for ``fns = {name: fn}``."""
+    times = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            t = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t)
+    return {name: {"min": min(v), "median": statistics.median(v), "repeats": repeats} for name, v in times.items()}
+
+
+def ratio(a, b):
+    """``a ÷ b`` of two :func:`timings` records: ``{"min": a_min/b_min, "median": a_med/b_med}``."""
+    return {"min": a["min"] / b["min"], "median": a["median"] / b["median"]}
 
 
 def _module_run(name, quick):
     import importlib
 
-    return importlib.import_module(f"comparisons.{name}").run(quick)
+    return importlib.import_module(f"comparisons.bench.{name}").run(quick)
 
 
 def collect(quick=False, only=None):
@@ -92,6 +144,6 @@ def run(a):
 
 
 def main(argv=None):
-    from .__main__ import main as cli
+    from ..__main__ import main as cli
 
     return cli(["bench", *([] if argv is None else argv)])

@@ -2,7 +2,7 @@
 
 The peer is a grid search over α with as many points as the sweep has intervals (the same number
 of distinct rankings looked at), timed in the same run; we also report how far a 101-point grid
-falls short of the exact optimum. Run: ``python -m comparisons.bench_combine [--quick]``.
+falls short of the exact optimum. Run: ``python -m comparisons.bench.combine [--quick]``.
 """
 
 import argparse
@@ -15,7 +15,7 @@ from lambda_objectives import mean_metric
 from lambda_objectives.combine import best_linear_combination, combination_breakpoints
 from lambda_objectives.datasets import make_ranking
 
-from ._machine import machine_record
+from .._machine import machine_record
 
 
 def run(quick=False):

@@ -1,7 +1,7 @@
 """Benchmark of the lambda kernels: pairs/s per metric, ΔERR prefix vs naive, ΔNDCG vs LightGBM native.
 
 Every figure is a ratio against a peer timed in the same run; absolute times are context only.
-Run: ``python -m comparisons.bench_kernels [--quick]``.
+Run: ``python -m comparisons.bench.kernels [--quick]``.
 """
 
 import argparse
@@ -13,7 +13,8 @@ from numba import njit
 
 from lambda_objectives import LAMBDA_METRICS, lambda_gradients, qid_to_ptr, xendcg_gradients, yetirank_gradients
 
-from ._machine import best_time, machine_record
+from .._machine import best_time, machine_record
+from . import SHARED, THREADS, interleaved, ratio, timings
 
 METRICS = LAMBDA_METRICS
 
@@ -119,20 +120,30 @@ def straightforward_ndcg_lambdas(s, y, group_ptr, sigma, grad, hess):
                 _add_pair(s, y, a0 + di, a0 + dj, dz, sigma, grad, hess)
 
 
-def bench_pairs_per_second(quick):
+def bench_pairs_per_second(quick, repeats=None):
+    """Per metric: seconds per call at 1 and 2 threads (min and median over repeats), pairs/s per
+    core, and the 2-thread speed-up (the 1-thread time ÷ the 2-thread time, of the minima and of the
+    medians); the threads are timed in turn so a slow phase of the machine falls on both."""
     n_queries, docs = (300, 120) if quick else (3000, 120)
+    repeats = repeats or (3 if quick else 7)
     s, y, ptr = _web_like(n_queries, docs)
     pairs = _n_pairs(y, ptr)
-    import numba
-
     rows = []
-    threads = sorted({1, numba.config.NUMBA_NUM_THREADS})
     for metric in METRICS:
         row = {"metric": metric, "pairs": pairs}
-        for nt in threads:
-            t = best_time(lambda: lambda_gradients(s, y, ptr, metric, n_threads=nt), 2 if quick else 3)
-            row[f"seconds_{nt}t"] = t
-            row[f"Mpairs_per_s_per_core_{nt}t"] = pairs / t / nt / 1e6
+        calls = {nt: (lambda nt=nt: lambda_gradients(s, y, ptr, metric, n_threads=nt)) for nt in THREADS}
+        for fn in calls.values():
+            fn()  # compilation and first-touch
+        t = interleaved(calls, repeats)
+        for nt in THREADS:
+            row[f"seconds_{nt}t_min"] = t[nt]["min"]
+            row[f"seconds_{nt}t_median"] = t[nt]["median"]
+            row[f"Mpairs_per_s_per_core_{nt}t"] = pairs / t[nt]["min"] / nt / 1e6
+        if len(THREADS) > 1:
+            sp = ratio(t[1], t[THREADS[-1]])
+            row[f"speedup_{THREADS[-1]}t_min"] = sp["min"]
+            row[f"speedup_{THREADS[-1]}t_median"] = sp["median"]
+        row["seconds_1t"] = t[1]["min"]
         rows.append(row)
     gam = np.random.default_rng(1).random(s.shape[0])
     xendcg_gradients(s, y, ptr, gammas=gam, n_threads=1)
@@ -194,42 +205,40 @@ def bench_vs_lightgbm(quick):
     except ImportError:
         return {"skipped": "lightgbm not installed"}
     n_queries, docs, rounds = (300, 120, 10) if quick else (3000, 120, 20)
+    repeats = 2 if quick else 5
     s, y, ptr = _web_like(n_queries, docs, seed=1)
     rng = np.random.default_rng(2)
     X = (y[:, None] * 0.2 + rng.normal(size=(len(y), 20))).astype(np.float32)
-    import numba
-
     out = {}
-    for nt in sorted({1, numba.config.NUMBA_NUM_THREADS}):
+    for nt in THREADS:
         params = {"objective": "lambdarank", "num_leaves": 31, "verbose": -1, "num_threads": nt,
                   "lambdarank_truncation_level": docs, "deterministic": True, "force_row_wise": True}
         ds = lgb.Dataset(X, y, group=np.diff(ptr), free_raw_data=False)
         ds.construct()
-        t0 = time.perf_counter()
-        lgb.train(params, ds, rounds)
-        t_native = time.perf_counter() - t0
         g0, h0 = lambda_gradients(s, y, ptr, "ndcg", normalize="lambdarank")
         g32, h32 = g0.astype(np.float32), h0.astype(np.float32)
 
         def fixed(preds, data):
             return g32, h32
 
-        t0 = time.perf_counter()
-        lgb.train(dict(params, objective=fixed), ds, rounds)
-        t_fixed = time.perf_counter() - t0
-        lgb_grad = (t_native - t_fixed) / rounds
-        ours = best_time(lambda: lambda_gradients(s, y, ptr, "ndcg", normalize="lambdarank", n_threads=nt), 3)
-        out[f"{nt}t"] = {"lightgbm_gradient_s_per_round": lgb_grad, "ours_s_per_call": ours,
+        lgb.train(params, ds, 1)
+        t = interleaved({"native": lambda: lgb.train(params, ds, rounds),
+                         "fixed": lambda: lgb.train(dict(params, objective=fixed), ds, rounds)}, repeats)
+        lgb_grad = {m: (t["native"][m] - t["fixed"][m]) / rounds for m in ("min", "median")}
+        ours = timings(lambda: lambda_gradients(s, y, ptr, "ndcg", normalize="lambdarank", n_threads=nt), 2 * repeats + 1)
+        out[f"{nt}t"] = {"lightgbm_gradient_s_per_round_min": lgb_grad["min"],
+                         "ours_s_per_call_min": ours["min"], "ours_s_per_call_median": ours["median"],
                          # a non-positive difference means timing noise swamped the objective's cost
-                         "ours_over_lightgbm": ours / lgb_grad if lgb_grad > 0 else None,
+                         "ours_over_lightgbm_min": ours["min"] / lgb_grad["min"] if lgb_grad["min"] > 0 else None,
+                         "ours_over_lightgbm_median": (ours["median"] / lgb_grad["median"]
+                                                       if lgb_grad["median"] > 0 else None),
+                         "repeats": repeats,
                          "note": "LightGBM full-list pairs (truncation = list length), same data"}
     return out
 
 
 def bench_mq2008(quick):
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "MQ2008" / "Fold1" / "train.txt"
+    path = SHARED / "MQ2008" / "Fold1" / "train.txt"
     if not path.exists():
         return {"skipped": f"{path} absent"}
     from sklearn.datasets import load_svmlight_file

@@ -1,22 +1,22 @@
 """Benchmark: our objectives inside LightGBM/XGBoost vs the engines' native ranking objectives.
 
-MSLR-shaped synthetic data (about 360K rows x 136 features, graded 0..4, ~120 docs/query),
-equal tree settings, 100 boosting rounds, wall time for
+MSLR-shaped synthetic data (about 170K rows x 136 features, graded 0..4, ~120 docs/query; the
+size of issue #23's table), equal tree settings (63 leaves, 255 bins), 30 boosting rounds, whole
+trainings timed for
 
-* LightGBM + ``LightGBMObjective(preset="lightgbm")`` / LightGBM native ``lambdarank``;
-* XGBoost + ``XGBoostObjective(preset="xgboost")`` / XGBoost native ``rank:ndcg``;
+* LightGBM + ``LightGBMObjective(preset="lightgbm")`` ÷ LightGBM native ``lambdarank``;
+* XGBoost + ``XGBoostObjective(preset="xgboost")`` ÷ XGBoost native ``rank:ndcg``;
 
-at 2 threads and at all threads, in the same run. The parity presets compute the same gradients
-as the engines, so the ratio measures only the cost of the Python callback and our kernel.
-``run(quick=True)`` uses 20K rows and 20 rounds.
+at 1 and 2 threads, native and ours trained in turn in the same process (min and median over
+repeats, and their ratios). The parity presets compute the same gradients as the engines (the
+predictions are compared in the same run), so the ratio measures only the cost of the Python
+callback and our kernel. ``run(quick=True)`` uses 20K rows and 5 rounds.
 
-Usage: ``python -m comparisons.bench_adapters [--quick]``; ``--profile`` prints where one round of
-ours goes (the engine's hand-over, the cache check, our kernel, the Hessian check) beside the whole
-round of both objectives, at 1 and 2 threads.
+Usage: ``python -m comparisons.bench.adapters [--quick] [--repeats N]``; ``--profile`` prints where
+one round of ours goes (the engine's hand-over, the cache check, our kernel, the Hessian check)
+beside the whole round of both objectives, at 1 and 2 threads.
 """
 
-import os
-import platform
 import sys
 import time
 
@@ -38,26 +38,29 @@ def _time(fn):
     return time.perf_counter() - t, out
 
 
-def _engine_pair(engine, quick, nt):
-    """Native and ours for one engine and thread count, in this (fresh) process."""
+def _engine_pair(engine, quick, nt, repeats):
+    """Native and ours for one engine and thread count, in this (fresh) process, trained in turn."""
     import numba
 
-    n_rows, rounds = (20_000, 20) if quick else (360_000, 100)
+    from . import interleaved, ratio
+
+    n_rows, rounds = (20_000, 5) if quick else (170_000, 30)
     X, y, ptr = _make_data(n_rows, 136, 120)
     sizes = np.diff(ptr)
     sub = X[:5000]
+    numba.set_num_threads(nt)
     if engine == "lightgbm":
         import lightgbm as lgb
 
         from lambda_objectives.adapters import LightGBMObjective
 
-        LightGBMObjective(preset="lightgbm").gradients(np.zeros(ptr[1]), y[: ptr[1]], ptr[:2])  # JIT warm-up
         ds = lgb.Dataset(X, y, group=sizes, params={"max_bin": 255, "verbose": -1}).construct()
         lp = dict(num_leaves=63, learning_rate=0.1, min_data_in_leaf=20, max_bin=255, num_threads=nt,
                   verbose=-1, force_row_wise=True)
-        t_n, b_n = _time(lambda: lgb.train({**lp, "objective": "lambdarank"}, ds, rounds))
         obj = LightGBMObjective(preset="lightgbm", n_threads=nt)
-        t_o, b_o = _time(lambda: lgb.train({**lp, "objective": obj}, ds, rounds))
+        fns = {"native": lambda: lgb.train({**lp, "objective": "lambdarank"}, ds, rounds),
+               "ours": lambda: lgb.train({**lp, "objective": obj}, ds, rounds)}
+        b_n, b_o = fns["native"](), fns["ours"]()  # warm-up (JIT, first-touch) and the parity check
         diff = float(np.abs(b_n.predict(sub) - b_o.predict(sub)).max())
         version = lgb.__version__
     else:
@@ -65,17 +68,21 @@ def _engine_pair(engine, quick, nt):
 
         from lambda_objectives.adapters import XGBoostObjective
 
-        XGBoostObjective(preset="xgboost").gradients(np.zeros(ptr[1]), y[: ptr[1]], ptr[:2])
         dtrain = xgb.DMatrix(X, y, group=sizes)
         xp = dict(max_depth=0, max_leaves=63, grow_policy="lossguide", eta=0.1, tree_method="hist", max_bin=255,
                   nthread=nt, base_score=0.0)
-        t_n, b_n = _time(lambda: xgb.train({**xp, "objective": "rank:ndcg"}, dtrain, rounds))
         obj = XGBoostObjective(preset="xgboost", n_threads=nt)
-        t_o, b_o = _time(lambda: xgb.train(xp, dtrain, rounds, obj=obj))
+        fns = {"native": lambda: xgb.train({**xp, "objective": "rank:ndcg"}, dtrain, rounds),
+               "ours": lambda: xgb.train(xp, dtrain, rounds, obj=obj)}
+        b_n, b_o = fns["native"](), fns["ours"]()
         ds = xgb.DMatrix(sub)
         diff = float(np.abs(b_n.predict(ds, output_margin=True) - b_o.predict(ds, output_margin=True)).max())
         version = xgb.__version__
-    return {"engine": engine, "threads": nt, "native_s": t_n, "ours_s": t_o, "ratio": t_o / t_n,
+    t = interleaved(fns, repeats)
+    r = ratio(t["ours"], t["native"])
+    return {"engine": engine, "threads": nt, "native_s_min": t["native"]["min"], "native_s_median": t["native"]["median"],
+            "ours_s_min": t["ours"]["min"], "ours_s_median": t["ours"]["median"],
+            "ratio_min": r["min"], "ratio_median": r["median"], "repeats": repeats,
             "max_pred_diff": diff, "rows": int(X.shape[0]), "queries": int(len(sizes)), "rounds": rounds,
             "version": version, "numba": numba.__version__}
 
@@ -140,34 +147,29 @@ def _profile_round(engine, n_rows, rounds, nt, repeats=5):
 def profile(n_rows=170_000, rounds=30, threads=(1, 2)):
     """The per-round breakdown of :func:`_profile_round` for both engines at each thread count, each
     engine in a fresh process (docs/development.md, "Where a custom-objective round goes")."""
-    from ._runner import run_isolated
+    from .._runner import run_isolated
 
     return [run_isolated(_profile_round, engine, n_rows, rounds, nt) for nt in threads
             for engine in ("lightgbm", "xgboost")]
 
 
-def run(quick: bool = False) -> dict:
+def run(quick: bool = False, repeats=None) -> dict:
     """Run the benchmark; returns timings, ratios, parity checks and a machine record.
 
-    Each engine runs in its own fresh process (LightGBM and XGBoost ship different OpenMP
-    runtimes; loaded together, the first one's spinning threads slowed LightGBM's native
-    lambdarank about 60x here), native and ours in that same process, native first.
+    Each (engine, threads) runs in its own fresh process (LightGBM and XGBoost ship different
+    OpenMP runtimes; loaded together, the first one's spinning threads slowed LightGBM's native
+    lambdarank about 60x here); native and ours alternate in that process.
     """
-    import numba
+    from .._machine import machine_record
+    from .._runner import run_isolated
+    from . import THREADS
 
-    from ._runner import run_isolated
-
-    all_threads = numba.config.NUMBA_NUM_THREADS
-    runs = []
-    for nt in sorted({min(2, all_threads), all_threads}):
-        for engine in ("lightgbm", "xgboost"):
-            runs.append(run_isolated(_engine_pair, engine, quick, nt))
+    repeats = repeats or (2 if quick else 5)
+    runs = [run_isolated(_engine_pair, engine, quick, nt, repeats) for nt in THREADS
+            for engine in ("lightgbm", "xgboost")]
     first = runs[0]
     return {"rows": first["rows"], "features": 136, "queries": first["queries"], "rounds": first["rounds"],
-            "runs": runs,
-            "machine": {"platform": platform.platform(), "python": sys.version.split()[0],
-                        "cpu_count": os.cpu_count(), "numba_threads": all_threads, "numba": numba.__version__,
-                        "numpy": np.__version__, "engines": {r["engine"]: r["version"] for r in runs}}}
+            "runs": runs, "machine": machine_record()}
 
 
 def main(argv=None):
@@ -181,13 +183,16 @@ def main(argv=None):
             for name, sec in r["parts_s"].items():
                 print(f"    {name:<48} {1e3 * sec:8.2f} ms")
         return rows
-    res = run(quick="--quick" in argv)
-    print(f"bench_adapters: {res['rows']} rows x {res['features']} features, {res['queries']} queries, "
-          f"{res['rounds']} rounds  ({res['machine']})")
-    print(f"{'engine':>9} {'threads':>7} {'native s':>9} {'ours s':>8} {'ours/native':>11} {'max|dpred|':>10}")
+    repeats = int(argv[argv.index("--repeats") + 1]) if "--repeats" in argv else None
+    res = run(quick="--quick" in argv, repeats=repeats)
+    print(f"bench.adapters: {res['rows']} rows x {res['features']} features, {res['queries']} queries, "
+          f"{res['rounds']} rounds, {res['runs'][0]['repeats']} repeats (ours and native in turn)")
+    print(f"{'engine':>9} {'threads':>7} {'native s min/med':>17} {'ours s min/med':>15} {'ours/native min/med':>20} "
+          f"{'max|dpred|':>10}")
     for r in res["runs"]:
-        print(f"{r['engine']:>9} {r['threads']:>7} {r['native_s']:>9.2f} {r['ours_s']:>8.2f} "
-              f"{r['ratio']:>11.3f} {r['max_pred_diff']:>10.1e}")
+        print(f"{r['engine']:>9} {r['threads']:>7} {r['native_s_min']:>8.2f}/{r['native_s_median']:<8.2f} "
+              f"{r['ours_s_min']:>7.2f}/{r['ours_s_median']:<7.2f} {r['ratio_min']:>10.3f}/{r['ratio_median']:<9.3f} "
+              f"{r['max_pred_diff']:>10.1e}")
     return res
 
 

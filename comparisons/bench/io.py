@@ -1,6 +1,6 @@
 """Benchmark of the LETOR loader against scikit-learn's ``load_svmlight_file(query_id=True)``.
 
-Run: ``python -m comparisons.bench_io [--quick]``. Reports ours ÷ sklearn wall time per file
+Run: ``python -m comparisons.bench.io [--quick]``. Reports ours ÷ sklearn wall time per file
 (best of several runs each, both warmed up, same process).
 """
 
@@ -12,9 +12,9 @@ from pathlib import Path
 from lambda_objectives import load_letor, save_letor
 from lambda_objectives.datasets import make_ranking
 
-from ._machine import best_time, machine_record
+from .._machine import best_time, machine_record
+from . import SHARED
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
 def run(quick=False):
