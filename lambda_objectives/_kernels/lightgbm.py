@@ -70,63 +70,83 @@ def _lgb_query(s, y, label_gain, discount, inv_max_dcg, k, sigma, norm, table, t
     if n < 2:
         return
     order = np.argsort(-s, kind="mergesort")
-    best = s[order[0]]
+    # the pair loop reads scores and gains and accumulates by *position*, in contiguous arrays: the
+    # same additions in the same order per document as the engine's indexed loop (bit-identical),
+    # without a gather through ``order`` per pair
+    ss = np.empty(n, dtype=np.float64)
+    gs = np.empty(n, dtype=np.float64)
+    ys = np.empty(n, dtype=np.float64)
+    lp = np.zeros(n, dtype=np.float32)
+    hp = np.zeros(n, dtype=np.float32)
+    for r in range(n):
+        o = order[r]
+        ss[r] = s[o]
+        ys[r] = y[o]
+        gs[r] = label_gain[int(y[o])]
+    best = ss[0]
     worst_idx = n - 1
-    if worst_idx > 0 and s[order[worst_idx]] == -np.inf:
+    if worst_idx > 0 and ss[worst_idx] == -np.inf:
         worst_idx -= 1
-    worst = s[order[worst_idx]]
-    eps = np.float32(0.01)  # LightGBM's 0.01f, promoted to double where it is added
+    worst = ss[worst_idx]
+    scale = norm and best != worst
+    eps = np.float64(np.float32(0.01))  # LightGBM's 0.01f, promoted to double where it is added
+    last = table.shape[0] - 1
+    ss2 = sigma * sigma
     sum_lambdas = 0.0
     top = min(n - 1, k)
     for i in range(top):
-        oi = order[i]
-        if s[oi] == -np.inf:
+        si = ss[i]
+        if si == -np.inf:
             continue
-        yi = y[oi]
+        yi = ys[i]
+        gi = gs[i]
         di = discount[i]
         for j in range(i + 1, n):
-            oj = order[j]
-            if s[oj] == -np.inf:
+            sj = ss[j]
+            if sj == -np.inf:
                 continue
-            yj = y[oj]
+            yj = ys[j]
             if yi == yj:
                 continue
+            dj = discount[j]
             if yi > yj:
-                high = oi
-                low = oj
-                dh = di
-                dl = discount[j]
+                h = i
+                lo = j
+                ds = si - sj
+                gap = gi - gs[j]
             else:
-                high = oj
-                low = oi
-                dh = discount[j]
-                dl = di
-            ds = s[high] - s[low]
-            gap = label_gain[int(y[high])] - label_gain[int(y[low])]
-            delta = gap * abs(dh - dl) * inv_max_dcg
-            if norm and best != worst:
-                delta /= (np.float64(eps) + abs(ds))
+                h = j
+                lo = i
+                ds = sj - si
+                gap = gs[j] - gi
+            delta = gap * abs(di - dj) * inv_max_dcg
+            if scale:
+                delta /= (eps + abs(ds))
             if ds <= tmin:
                 rho = table[0]
             elif ds >= tmax:
-                rho = table[table.shape[0] - 1]
+                rho = table[last]
             else:
                 rho = table[np.intp((ds - tmin) * factor)]
-            p_h = rho * (1.0 - rho)
             p_l = rho * (-sigma * delta)
-            p_h = p_h * (sigma * sigma * delta)
+            p_h = (rho * (1.0 - rho)) * (ss2 * delta)
             fl = np.float32(p_l)
             fh = np.float32(p_h)
-            lam[low] = lam[low] - fl
-            hes[low] = hes[low] + fh
-            lam[high] = lam[high] + fl
-            hes[high] = hes[high] + fh
+            lp[lo] = lp[lo] - fl
+            hp[lo] = hp[lo] + fh
+            lp[h] = lp[h] + fl
+            hp[h] = hp[h] + fh
             sum_lambdas -= 2.0 * p_l
+    f = 1.0
     if norm and sum_lambdas > 0.0:
         f = np.log2(1.0 + sum_lambdas) / sum_lambdas
-        for i in range(n):
-            lam[i] = np.float32(lam[i] * f)
-            hes[i] = np.float32(hes[i] * f)
+        for r in range(n):
+            lam[order[r]] = np.float32(lp[r] * f)
+            hes[order[r]] = np.float32(hp[r] * f)
+    else:
+        for r in range(n):
+            lam[order[r]] = lp[r]
+            hes[order[r]] = hp[r]
 
 
 @njit(cache=True, parallel=True)

@@ -41,34 +41,50 @@ def _xgb_query(s, y, gains, discount, metric, inv_idcg, k, score_norm, norm, w, 
     if n == 0:
         return
     order = np.argsort(-s, kind="mergesort")
+    # scores, labels and gains by *position*, and float32 accumulators by position: the same additions
+    # in the same order per document as the engine's indexed loop, without a gather per pair
+    ss = np.empty(n, dtype=s.dtype)
+    ys = np.empty(n, dtype=y.dtype)
+    gs = np.empty(n, dtype=np.float64)
+    gp = np.zeros(n, dtype=np.float32)
+    hp = np.zeros(n, dtype=np.float32)
+    for r in range(n):
+        o = order[r]
+        ss[r] = s[o]
+        ys[r] = y[o]
+        gs[r] = gains[o]
     if metric == MAP:
-        n_rel[0] = y[order[0]]
-        acc[0] = y[order[0]] / 1.0
+        n_rel[0] = ys[0]
+        acc[0] = ys[0] / 1.0
         for r in range(1, n):
-            n_rel[r] = n_rel[r - 1] + y[order[r]]
-            acc[r] = acc[r - 1] + y[order[r]] / np.float64(r + 1)
-    best = s[order[0]]
-    worst = s[order[n - 1]]
+            n_rel[r] = n_rel[r - 1] + ys[r]
+            acc[r] = acc[r - 1] + ys[r] / np.float64(r + 1)
+    best = ss[0]
+    worst = ss[n - 1]
+    scale = score_norm and best != worst
     sum_lambda = 0.0
     for i in range(min(n, k)):
+        yi = ys[i]
         for j in range(i + 1, n):
-            rh = i
-            rl = j
-            if y[order[rh]] == y[order[rl]]:
+            yj = ys[j]
+            if yi == yj:
                 continue
-            if y[order[rh]] < y[order[rl]]:
+            if yi < yj:
                 rh = j
                 rl = i
-            ih = order[rh]
-            il = order[rl]
-            yh = y[ih]
-            yl = y[il]
-            sd = s[ih] - s[il]  # float32 arithmetic, as the engine
+                yh = yj
+                yl = yi
+            else:
+                rh = i
+                rl = j
+                yh = yi
+                yl = yj
+            sd = ss[rh] - ss[rl]  # float32 arithmetic, as the engine
             dscore = np.float64(abs(sd))
             sig = np.float64(_xgb_sigmoid(sd))
             if metric == NDCG:
-                gh = gains[ih]
-                gl = gains[il]
+                gh = gs[rh]
+                gl = gs[rl]
                 dh = discount[rh]
                 dl = discount[rl]
                 delta = ((gh * dh + gl * dl) - (gl * dh + gh * dl)) * inv_idcg
@@ -93,25 +109,25 @@ def _xgb_query(s, y, gains, discount, metric, inv_idcg, k, score_norm, norm, w, 
             else:
                 delta = 1.0
             delta = abs(delta)
-            if score_norm and best != worst:
+            if scale:
                 delta /= (dscore + 0.01)
             lam = (sig - 1.0) * delta
             hs = max(sig * (1.0 - sig), 1e-16) * delta * 2.0
             fg = np.float32(lam)
             fh = np.float32(hs)
-            g[ih] = g[ih] + fg
-            h[ih] = h[ih] + fh
-            g[il] = g[il] - fg
-            h[il] = h[il] + fh
+            gp[rh] = gp[rh] + fg
+            hp[rh] = hp[rh] + fh
+            gp[rl] = gp[rl] - fg
+            hp[rl] = hp[rl] + fh
             sum_lambda += -2.0 * np.float64(fg)
     if norm and sum_lambda > 0.0:
         f = np.float32(np.log2(1.0 + sum_lambda) / sum_lambda)
-        for i in range(n):
-            g[i] = g[i] * f
-            h[i] = h[i] * f
-    for i in range(n):
-        g[i] = g[i] * w
-        h[i] = h[i] * w
+        for r in range(n):
+            gp[r] = gp[r] * f
+            hp[r] = hp[r] * f
+    for r in range(n):
+        g[order[r]] = gp[r] * w
+        h[order[r]] = hp[r] * w
 
 
 @njit(cache=True, parallel=True)
