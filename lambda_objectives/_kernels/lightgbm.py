@@ -73,16 +73,11 @@ def _lgb_query(s, y, label_gain, discount, inv_max_dcg, k, sigma, norm, table, t
     # the pair loop reads scores and gains and accumulates by *position*, in contiguous arrays: the
     # same additions in the same order per document as the engine's indexed loop (bit-identical),
     # without a gather through ``order`` per pair
-    ss = np.empty(n, dtype=np.float64)
-    gs = np.empty(n, dtype=np.float64)
-    ys = np.empty(n, dtype=np.float64)
+    ss = s[order]
+    ys = y[order]
+    gs = label_gain[ys.astype(np.int64)]
     lp = np.zeros(n, dtype=np.float32)
     hp = np.zeros(n, dtype=np.float32)
-    for r in range(n):
-        o = order[r]
-        ss[r] = s[o]
-        ys[r] = y[o]
-        gs[r] = label_gain[int(y[o])]
     best = ss[0]
     worst_idx = n - 1
     if worst_idx > 0 and ss[worst_idx] == -np.inf:

@@ -43,16 +43,11 @@ def _xgb_query(s, y, gains, discount, metric, inv_idcg, k, score_norm, norm, w, 
     order = np.argsort(-s, kind="mergesort")
     # scores, labels and gains by *position*, and float32 accumulators by position: the same additions
     # in the same order per document as the engine's indexed loop, without a gather per pair
-    ss = np.empty(n, dtype=s.dtype)
-    ys = np.empty(n, dtype=y.dtype)
-    gs = np.empty(n, dtype=np.float64)
+    ss = s[order]
+    ys = y[order]
+    gs = gains[order]
     gp = np.zeros(n, dtype=np.float32)
     hp = np.zeros(n, dtype=np.float32)
-    for r in range(n):
-        o = order[r]
-        ss[r] = s[o]
-        ys[r] = y[o]
-        gs[r] = gains[o]
     if metric == MAP:
         n_rel[0] = ys[0]
         acc[0] = ys[0] / 1.0
