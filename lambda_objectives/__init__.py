@@ -3,6 +3,7 @@
 The public API is flat: everything a user needs is importable from ``lambda_objectives``.
 """
 
+from ._openmp import openmp_sharing
 from ._threads import numba_threads
 from .checks import check_k, check_labels, check_n_threads, check_query_weights, check_scores
 from .groups import (
@@ -26,6 +27,7 @@ __all__ = [
     "check_query_weights",
     "check_scores",
     "numba_threads",
+    "openmp_sharing",
     "frame_group_ptr",
     "ptr_to_qid",
     "ptr_to_sizes",

@@ -26,10 +26,14 @@ def test_round_profile_times_every_part_of_our_callback():
 
     r = adapters._profile_round("lightgbm", 3000, 2, 1, repeats=1)
     assert r["native_round_s"] > 0 and r["ours_round_s"] > 0 and r["threads"] == 1
-    assert set(r["parts_s"]) == {"engine hand-over (labels, groups, weights)",
-                                 "cache check (labels/groups/weights unchanged)",
-                                 "our kernel (compute, float32 out)", "Hessian and finiteness check"}
-    assert all(v >= 0 for v in r["parts_s"].values()) and r["parts_s"]["our kernel (compute, float32 out)"] > 0
+    p = r["parts_s"]
+    assert set(p) == {"our callback inside training", "rest of our round (engine: tree, margins, copies)",
+                      "engine hand-over (labels, groups, weights), alone",
+                      "cache check (labels/groups/weights unchanged), alone",
+                      "our kernel (compute, float32 out), alone", "Hessian and finiteness check, alone"}
+    assert all(v >= 0 for v in p.values()) and p["our kernel (compute, float32 out), alone"] > 0
+    assert p["our callback inside training"] > 0 and p["rest of our round (engine: tree, margins, copies)"] > 0
+    assert r["openmp"] == "not asked (LightGBM)"
 
 
 def test_timings_report_min_and_median_of_the_repeats():
@@ -64,3 +68,4 @@ def test_adapter_benchmark_reports_min_and_median_ratios_per_thread_count():
     assert r["ratio_min"] == r["ours_s_min"] / r["native_s_min"]
     assert r["ratio_median"] == r["ours_s_median"] / r["native_s_median"]
     assert r["max_pred_diff"] < 1e-9  # the parity preset: the same trees as the native objective
+    assert r["openmp"] == "not asked (LightGBM)" and r["threading_layer"] in ("omp", "tbb", "workqueue")

@@ -38,17 +38,27 @@ def _time(fn):
     return time.perf_counter() - t, out
 
 
-def _engine_pair(engine, quick, nt, repeats):
-    """Native and ours for one engine and thread count, in this (fresh) process, trained in turn."""
+def _engine_pair(engine, quick, nt, repeats, share_openmp=True):
+    """Native and ours for one engine and thread count, in this (fresh) process, trained in turn.
+
+    The objective is made before anything starts numba's threads, as in a user's script, so with
+    XGBoost numba joins XGBoost's OpenMP runtime (``lambda_objectives._openmp``); ``share_openmp=False``
+    measures the process without that (``LAMBDA_OBJECTIVES_SHARE_OPENMP=0``).
+    """
+    import os
+
     import numba
+
+    from lambda_objectives._openmp import openmp_sharing
 
     from . import interleaved, ratio
 
+    if not share_openmp:
+        os.environ["LAMBDA_OBJECTIVES_SHARE_OPENMP"] = "0"  # this process only (a fresh one per run)
     n_rows, rounds = (20_000, 5) if quick else (170_000, 30)
     X, y, ptr = _make_data(n_rows, 136, 120)
     sizes = np.diff(ptr)
     sub = X[:5000]
-    numba.set_num_threads(nt)
     if engine == "lightgbm":
         import lightgbm as lgb
 
@@ -58,6 +68,7 @@ def _engine_pair(engine, quick, nt, repeats):
         lp = dict(num_leaves=63, learning_rate=0.1, min_data_in_leaf=20, max_bin=255, num_threads=nt,
                   verbose=-1, force_row_wise=True)
         obj = LightGBMObjective(preset="lightgbm", n_threads=nt)
+        numba.set_num_threads(nt)
         fns = {"native": lambda: lgb.train({**lp, "objective": "lambdarank"}, ds, rounds),
                "ours": lambda: lgb.train({**lp, "objective": obj}, ds, rounds)}
         b_n, b_o = fns["native"](), fns["ours"]()  # warm-up (JIT, first-touch) and the parity check
@@ -72,6 +83,7 @@ def _engine_pair(engine, quick, nt, repeats):
         xp = dict(max_depth=0, max_leaves=63, grow_policy="lossguide", eta=0.1, tree_method="hist", max_bin=255,
                   nthread=nt, base_score=0.0)
         obj = XGBoostObjective(preset="xgboost", n_threads=nt)
+        numba.set_num_threads(nt)
         fns = {"native": lambda: xgb.train({**xp, "objective": "rank:ndcg"}, dtrain, rounds),
                "ours": lambda: xgb.train(xp, dtrain, rounds, obj=obj)}
         b_n, b_o = fns["native"](), fns["ours"]()
@@ -84,21 +96,40 @@ def _engine_pair(engine, quick, nt, repeats):
             "ours_s_min": t["ours"]["min"], "ours_s_median": t["ours"]["median"],
             "ratio_min": r["min"], "ratio_median": r["median"], "repeats": repeats,
             "max_pred_diff": diff, "rows": int(X.shape[0]), "queries": int(len(sizes)), "rounds": rounds,
-            "version": version, "numba": numba.__version__}
+            "version": version, "numba": numba.__version__, "openmp": openmp_sharing() or "not asked (LightGBM)",
+            "threading_layer": numba.threading_layer()}
 
 
-def _profile_round(engine, n_rows, rounds, nt, repeats=5):
+def _profile_round(engine, n_rows, rounds, nt, repeats=5, share_openmp=True):
     """Where one custom-objective round goes, in this (fresh) process: the whole round of the native
-    objective and of ours (min over ``repeats`` trainings of ``rounds`` rounds, per round), and within
-    our callback the engine's hand-over (labels, groups, weights), the data-set cache check, our kernel
-    (``compute``), the Hessian/finiteness check; each part timed alone on the same scores."""
+    objective and of ours (min over ``repeats`` trainings of ``rounds`` rounds, per round); our
+    callback's time *inside* training and the rest of our round (the engine's tree, prediction and
+    copies); and each part of the callback timed alone on the same scores: the engine's hand-over
+    (labels, groups, weights), the data-set cache check, our kernel (``compute``), the Hessian check.
+
+    Inside versus alone is what exposes two OpenMP runtimes: an engine's workers still spinning from
+    its last parallel region slow the callback that follows (``share_openmp=False`` reproduces it).
+    """
+    import os
+    import time
+
     import numba
 
+    from lambda_objectives._openmp import openmp_sharing
     from lambda_objectives.adapters.presets import BACKENDS
 
+    if not share_openmp:
+        os.environ["LAMBDA_OBJECTIVES_SHARE_OPENMP"] = "0"  # this process only
     X, y, ptr = _make_data(n_rows, 136, 120)
     sizes = np.diff(ptr)
-    numba.set_num_threads(nt)
+    inside = [0.0]
+
+    def timed_callback(preds, data):
+        t = time.perf_counter()
+        out = obj(preds, data)
+        inside[0] += time.perf_counter() - t
+        return out
+
     if engine == "lightgbm":
         import lightgbm as lgb
 
@@ -108,8 +139,11 @@ def _profile_round(engine, n_rows, rounds, nt, repeats=5):
         lp = dict(num_leaves=63, learning_rate=0.1, min_data_in_leaf=20, max_bin=255, num_threads=nt, verbose=-1,
                   force_row_wise=True)
         obj = LightGBMObjective(preset="lightgbm", n_threads=nt)
-        native = min(_time(lambda: lgb.train({**lp, "objective": "lambdarank"}, ds, rounds))[0] for _ in range(repeats))
-        ours = min(_time(lambda: lgb.train({**lp, "objective": obj}, ds, rounds))[0] for _ in range(repeats))
+        numba.set_num_threads(nt)  # after the objective, as in _engine_pair
+
+        def train(objective):
+            return lgb.train({**lp, "objective": objective}, ds, rounds)
+        native_obj, ours_obj = "lambdarank", obj
 
         def hand_over():
             return ds.get_label(), ds.get_field("group"), ds.get_weight()
@@ -122,11 +156,25 @@ def _profile_round(engine, n_rows, rounds, nt, repeats=5):
         xp = dict(max_depth=0, max_leaves=63, grow_policy="lossguide", eta=0.1, tree_method="hist", max_bin=255,
                   nthread=nt, base_score=0.0)
         obj = XGBoostObjective(preset="xgboost", n_threads=nt)
-        native = min(_time(lambda: xgb.train({**xp, "objective": "rank:ndcg"}, ds, rounds))[0] for _ in range(repeats))
-        ours = min(_time(lambda: xgb.train(xp, ds, rounds, obj=obj))[0] for _ in range(repeats))
+        numba.set_num_threads(nt)  # after the objective, as in _engine_pair
+
+        def train(objective):
+            if objective == "rank:ndcg":
+                return xgb.train({**xp, "objective": objective}, ds, rounds)
+            return xgb.train(xp, ds, rounds, obj=objective)
+        native_obj, ours_obj = "rank:ndcg", obj
 
         def hand_over():
             return ds.get_label(), ds.get_uint_info("group_ptr"), ds.get_weight()
+    train(ours_obj)  # warm-up (JIT, first touch)
+    native = min(_time(lambda: train(native_obj))[0] for _ in range(repeats))
+    ours = min(_time(lambda: train(ours_obj))[0] for _ in range(repeats))
+    split = []
+    for _ in range(repeats):
+        inside[0] = 0.0
+        total = _time(lambda: train(timed_callback))[0]
+        split.append((total, inside[0]))
+    total, callback = min(split)
     scores = np.random.default_rng(0).normal(size=y.shape[0]).astype(np.float32)
     labels, groups, weights = hand_over()
     st = obj._state(ds, labels, groups, weights, 1e-3)  # the prepared state the callback reuses
@@ -135,22 +183,27 @@ def _profile_round(engine, n_rows, rounds, nt, repeats=5):
         return min(_time(fn)[0] for _ in range(n))
 
     parts = {
-        "engine hand-over (labels, groups, weights)": best(hand_over),
-        "cache check (labels/groups/weights unchanged)": best(lambda: obj._state(ds, labels, groups, weights, 1e-3)),
-        "our kernel (compute, float32 out)": best(lambda: BACKENDS[obj.preset].compute(obj, st, scores), 10),
-        "Hessian and finiteness check": best(lambda: obj._check_hessian(st)),
+        "our callback inside training": callback / rounds,
+        "rest of our round (engine: tree, margins, copies)": (total - callback) / rounds,
+        "engine hand-over (labels, groups, weights), alone": best(hand_over),
+        "cache check (labels/groups/weights unchanged), alone": best(lambda: obj._state(ds, labels, groups, weights,
+                                                                                     1e-3)),
+        "our kernel (compute, float32 out), alone": best(lambda: BACKENDS[obj.preset].compute(obj, st, scores), 10),
+        "Hessian and finiteness check, alone": best(lambda: obj._check_hessian(st)),
     }
     return {"engine": engine, "threads": nt, "rows": int(X.shape[0]), "rounds": rounds,
-            "native_round_s": native / rounds, "ours_round_s": ours / rounds, "parts_s": parts}
+            "native_round_s": native / rounds, "ours_round_s": ours / rounds, "parts_s": parts,
+            "openmp": openmp_sharing() or "not asked (LightGBM)"}
 
 
 def profile(n_rows=170_000, rounds=30, threads=(1, 2)):
     """The per-round breakdown of :func:`_profile_round` for both engines at each thread count, each
-    engine in a fresh process (docs/development.md, "Where a custom-objective round goes")."""
+    in a fresh process, XGBoost with and without numba on its OpenMP runtime (docs/development.md,
+    "Where a custom-objective round goes")."""
     from .._runner import run_isolated
 
-    return [run_isolated(_profile_round, engine, n_rows, rounds, nt) for nt in threads
-            for engine in ("lightgbm", "xgboost")]
+    return [run_isolated(_profile_round, engine, n_rows, rounds, nt, 5, share) for nt in threads
+            for engine, share in (("lightgbm", True), ("xgboost", True), ("xgboost", False))]
 
 
 def run(quick: bool = False, repeats=None) -> dict:
@@ -165,8 +218,9 @@ def run(quick: bool = False, repeats=None) -> dict:
     from . import THREADS
 
     repeats = repeats or (2 if quick else 5)
-    runs = [run_isolated(_engine_pair, engine, quick, nt, repeats) for nt in THREADS
-            for engine in ("lightgbm", "xgboost")]
+    # XGBoost twice: numba on XGBoost's OpenMP runtime (what a user gets) and on its own (the cause)
+    runs = [run_isolated(_engine_pair, engine, quick, nt, repeats, share) for nt in THREADS
+            for engine, share in (("lightgbm", True), ("xgboost", True), ("xgboost", False))]
     first = runs[0]
     return {"rows": first["rows"], "features": 136, "queries": first["queries"], "rounds": first["rounds"],
             "runs": runs, "machine": machine_record()}
@@ -179,20 +233,21 @@ def main(argv=None):
         for r in rows:
             extra = r["ours_round_s"] - r["native_round_s"]
             print(f"{r['engine']} {r['threads']} thread(s), {r['rows']} rows: round native {1e3 * r['native_round_s']:.1f} ms, "
-                  f"ours {1e3 * r['ours_round_s']:.1f} ms (ours - native {1e3 * extra:+.1f} ms)")
+                  f"ours {1e3 * r['ours_round_s']:.1f} ms (ours - native {1e3 * extra:+.1f} ms); numba's OpenMP: "
+                  f"{r['openmp']}")
             for name, sec in r["parts_s"].items():
-                print(f"    {name:<48} {1e3 * sec:8.2f} ms")
+                print(f"    {name:<54} {1e3 * sec:8.2f} ms")
         return rows
     repeats = int(argv[argv.index("--repeats") + 1]) if "--repeats" in argv else None
     res = run(quick="--quick" in argv, repeats=repeats)
     print(f"bench.adapters: {res['rows']} rows x {res['features']} features, {res['queries']} queries, "
           f"{res['rounds']} rounds, {res['runs'][0]['repeats']} repeats (ours and native in turn)")
     print(f"{'engine':>9} {'threads':>7} {'native s min/med':>17} {'ours s min/med':>15} {'ours/native min/med':>20} "
-          f"{'max|dpred|':>10}")
+          f"{'max|dpred|':>10}  numba's OpenMP runtime")
     for r in res["runs"]:
         print(f"{r['engine']:>9} {r['threads']:>7} {r['native_s_min']:>8.2f}/{r['native_s_median']:<8.2f} "
               f"{r['ours_s_min']:>7.2f}/{r['ours_s_median']:<7.2f} {r['ratio_min']:>10.3f}/{r['ratio_median']:<9.3f} "
-              f"{r['max_pred_diff']:>10.1e}")
+              f"{r['max_pred_diff']:>10.1e}  {r['openmp']}")
     return res
 
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import _registry as reg
 from .._config import FLOAT, PTR
+from .._openmp import share_with_xgboost
 from ..groups import check_group_ptr, sizes_to_ptr
 from ..metrics import metric_values, parse_metric, resolve_convention
 from ._base import MISSING
@@ -128,6 +129,7 @@ class LightGBMEval(EvalMetric):
 
 class XGBoostEval(EvalMetric):
     def __call__(self, predt, dmat):
+        share_with_xgboost()  # numba's first parallel call may be this metric's
         ptr = np.asarray(dmat.get_uint_info("group_ptr"), dtype=PTR)
         if ptr.size == 0:
             raise self._no_groups("XGBoost", "pass qid= or group= to the xgb.DMatrix in evals")

@@ -4,6 +4,7 @@ scikit-learn estimator; ``xgb.XGBRanker`` rejects callables) and :func:`xgboost_
 import numpy as np
 
 from .._config import FLOAT, PTR
+from .._openmp import share_with_xgboost
 from .._optional import require
 from .._sklearn import EngineRanker, check_X, require_queries
 from ..checks import check_labels
@@ -31,8 +32,10 @@ class XGBoostObjective(LambdaObjective):
     def __init__(self, *args, min_child_weight=1.0, **kwargs):
         super().__init__(*args, **kwargs)
         self.min_child_weight = float(min_child_weight)
+        share_with_xgboost()
 
     def __call__(self, predt, dtrain):
+        share_with_xgboost()  # again here: an unpickled copy (Dask worker) skipped __init__
         ptr = np.asarray(dtrain.get_uint_info("group_ptr"), dtype=PTR)
         if ptr.size == 0:
             raise ValueError("the DMatrix has no query groups: pass qid= or group= to xgb.DMatrix")
