@@ -205,7 +205,7 @@ class TreeGrower:
     #: its pair histograms for every feature costs less than the bound's row-histogram channel).
     BOUND_MIN_PAIRS_PER_ROW = 0.25
     #: Histogram updates (rows or pairs × features) below which a kernel runs on one thread.
-    SERIAL_WORK = 1_000_000
+    SERIAL_WORK = 50_000
 
     def __init__(self, binned, n_bins, g, h, rows, *, num_leaves=31, criterion="ole", growth="best_first",
                  min_data_in_leaf=20, min_sum_hessian_in_leaf=1e-3, lambda_l2=0.0, max_depth=None,

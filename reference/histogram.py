@@ -1,5 +1,7 @@
 """Histograms of (Σg, Σh, count) per feature and bin for the rows of one node."""
 
+import types
+
 import numpy as np
 from numba import njit, prange
 
@@ -140,7 +142,14 @@ def add_weight_histogram(binned, rows, w, out):
 #: Single-threaded builds of the same kernels (``prange`` runs as ``range``: the same sums in the
 #: same order) for small row and pair sets, where starting the threads costs more than the work.
 def _serial(kernel):
-    return njit(cache=True)(getattr(kernel, "py_func", kernel))  # plain functions under NUMBA_DISABLE_JIT
+    fn = getattr(kernel, "py_func", kernel)  # plain functions under NUMBA_DISABLE_JIT
+    # a function object of its own, named ``<kernel>_serial``: numba names a kernel's on-disk cache
+    # after the function's qualified name and line, so a twin sharing the parallel kernel's would load
+    # whichever build was cached first for both (the parallel kernels then ran on one thread)
+    twin = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + "_serial", fn.__defaults__, fn.__closure__)
+    twin.__qualname__ = fn.__qualname__ + "_serial"
+    twin.__doc__ = fn.__doc__
+    return njit(cache=True)(twin)
 
 
 build_pair_histograms_serial = _serial(build_pair_histograms)

@@ -88,3 +88,31 @@ def test_weight_histograms(small_ranking, serial):
     getattr(hist_module, "build_histogram_and_weights" + k)(binned, rows, g, h, w, fused, fused_w)
     np.testing.assert_array_equal(fused, plain)
     np.testing.assert_array_equal(fused_w, alone)
+
+
+def test_serial_twins_cache_apart_from_the_parallel_kernels(tmp_path):
+    # numba names a kernel's on-disk cache after the function's qualified name and line: twins that
+    # shared the parallel kernel's name loaded one cached build for both, so the "parallel" kernels of
+    # exact OLE ran on one thread. Checked in a fresh process with an empty cache directory.
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np\n"
+        "from reference import histogram as H\n"
+        "b = np.asfortranarray(np.arange(12, dtype=np.uint8).reshape(6, 2)); r = np.arange(6)\n"
+        "x = np.ones(6); hist = np.empty((2, 256, 3)); w = np.empty((2, 256))\n"
+        "for name in ('build_histogram_and_weights', 'build_histogram_and_weights_serial'):\n"
+        "    getattr(H, name)(b, r, x, x, x, hist, w)\n"
+        "print(H.build_histogram_and_weights.targetoptions.get('parallel'),\n"
+        "      H.build_histogram_and_weights_serial.targetoptions.get('parallel'))\n"
+    )
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    env.pop("NUMBA_DISABLE_JIT", None)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    p = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.split() == ["True", "None"]
+    index = sorted(f.name for f in tmp_path.rglob("*.nbi") if "build_histogram_and_weights" in f.name)
+    assert len(index) == 2 and any("_serial" in f for f in index), index
