@@ -8,6 +8,7 @@ rate, rounds, min data per leaf). Each system runs in its own process (LightGBM 
 loaded in one process slow each other down); finished runs are stored and skipped on re-runs.
 """
 
+import csv
 import sys
 import time
 from pathlib import Path
@@ -141,10 +142,11 @@ def run(a):
              f"NDCG: {convention_label(a.convention)}; ERR@10 with each test file's largest grade; MAP/MRR: "
              "relevant = label > 0. Seconds: training wall time, each system in a process of its own.")
     (out / "engines.md").write_text(title + "\n\n" + "\n".join(table) + "\n")
-    with open(out / "engines.csv", "w") as fh:
-        fh.write("fold,system," + ",".join(METRICS) + ",seconds\n")
+    with open(out / "engines.csv", "w", newline="") as fh:
+        w = csv.writer(fh)  # quotes any field with a comma
+        w.writerow(["fold", "system", *METRICS, "seconds"])
         for r in rows:
-            fh.write(f"{r['fold']},{r['system']}," + ",".join(f"{r[m]:.6f}" for m in METRICS) + f",{r['seconds']:.3f}\n")
+            w.writerow([r["fold"], r["system"], *(f"{r[m]:.6f}" for m in METRICS), f"{r['seconds']:.3f}"])
     _plot(rows, systems, out / "engines.png",
           title=f"{dataset_name(a.data)}: {objective} objective, test metrics, {len(folds)} fold(s)")
     print(title + "\n\n" + "\n".join(table))

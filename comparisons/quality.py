@@ -19,6 +19,7 @@ the paired per-query differences) and the share of tasks whose chosen iteration 
 cap. Each task runs in a process of its own; finished tasks are stored and reused.
 """
 
+import csv
 import importlib.util
 import json
 import sys
@@ -545,13 +546,14 @@ def run(a):
               f"{sum(r['seconds'] for r in rows) / 60:.1f} min.")
     out.mkdir(parents=True, exist_ok=True)
     (out / "quality.md").write_text("\n".join(md) + "\n")
-    with open(out / "quality.csv", "w") as fh:
+    with open(out / "quality.csv", "w", newline="") as fh:
         cols = ["data", "engine", "system", "seeds", *METRICS, *(m + " diff" for m in METRICS),
                 *(m + " p_holm" for m in METRICS)]
-        fh.write(",".join(cols) + "\n")
+        # csv quotes a field with a comma (data set labels have them: "yahoo-sample (rank.test + ...)")
+        w = csv.writer(fh)
+        w.writerow(cols)
         for r in rows:
-            fh.write(",".join(str(r.get(c, "")) if not isinstance(r.get(c), float) else f"{r[c]:.6f}" for c in cols)
-                     + "\n")
+            w.writerow([f"{r[c]:.6f}" if isinstance(r.get(c), float) else str(r.get(c, "")) for c in cols])
     (out / "summary.json").write_text(json.dumps({"header": head, "rows": rows, "power": power, "cap": cap,
                                                   "verdicts": verdict, "configurations": grids,
                                                   "wall_seconds": wall, "machine": machine_record()},

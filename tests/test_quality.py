@@ -22,8 +22,13 @@ def test_sign_flip_test_equals_exact_enumeration_and_holm_by_hand():
 def test_quick_run_writes_every_output_reuses_its_store_and_marks_only_significant_cells(letor_folder, tmp_path):
     from comparisons.__main__ import main
 
+    import csv
+    import shutil
+
     out = tmp_path / "q"
-    args = ["quality", "--data", str(letor_folder), "--quick", "--seeds", "2", "--engines", "lightgbm",
+    data = tmp_path / "web, sample"  # a comma in the data set's label: the CSV must quote it
+    shutil.copytree(letor_folder, data)
+    args = ["quality", "--data", str(data), "--quick", "--seeds", "2", "--engines", "lightgbm",
             "--objectives", "native lambdarank,ours ndcg@10,ours xendcg", "--out", str(out)]
     assert main(args) == 0
     for name in ("quality.md", "quality.csv", "summary.json", "quality.png"):
@@ -39,6 +44,11 @@ def test_quick_run_writes_every_output_reuses_its_store_and_marks_only_significa
         if r["system"] != "native lambdarank":
             assert 0 < r["ndcg@10 p_holm"] <= 1
             assert r["ndcg@10 significant"] == (r["ndcg@10 p_holm"] < 0.05)
+    with open(out / "quality.csv", newline="") as fh:
+        table = list(csv.DictReader(fh))
+    assert [t["data"] for t in table] == ["web, sample"] * 3 and None not in table[0]
+    for t, r in zip(table, rows):
+        assert t["system"] == r["system"] and float(t["ndcg@10"]) == pytest.approx(r["ndcg@10"], abs=1e-6)
     md = (out / "quality.md").read_text()
     assert "LightGBM convention" in md and "Holm" in md and "80 % power" in md and "below the cap" in md
     stored = sorted((out / "runs").glob("*.json"))
