@@ -15,6 +15,12 @@ parallel call in the process, and only while no other library has loaded the sys
 LightGBM loaded first, numba stays on the runtime it shares with LightGBM); anywhere else it does
 nothing and says why (:func:`openmp_sharing`). ``LAMBDA_OBJECTIVES_SHARE_OPENMP=0`` turns it
 off. Results do not change (kernels write each query's own slice); only the time does.
+
+The runtime stays global for the rest of the process: a library loaded later that links
+``libgomp.so.1`` binds to it too, for every symbol it defines. XGBoost 3.2's copy defines the
+OpenMP entry points up to ``GOMP_5.0``; LightGBM, XGBoost and scikit-learn ask for at most
+``GOMP_4.5``/``OMP_3.0`` (checked with ``readelf -V``). A library needing newer ones would have
+those resolved in its own runtime and the rest in XGBoost's; the off switch is for that case.
 """
 
 import ctypes
