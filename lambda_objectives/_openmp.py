@@ -65,8 +65,8 @@ def _system_runtime_in_use():
 def share_with_xgboost():
     """Make numba's OpenMP layer use XGBoost's bundled runtime, once per process, if it still can.
 
-    Returns the status string (also :func:`openmp_sharing`): ``"shared: <path>"`` or
-    ``"not shared: <reason>"``. Never raises: a runtime that cannot be shared only costs time.
+    Returns the status string (also :func:`openmp_sharing`): ``"shared: XGBoost's runtime (<soname>)"``
+    or ``"not shared: <reason>"``. Never raises: a runtime that cannot be shared only costs time.
     """
     if _STATE["status"] is not None:
         return _STATE["status"]
