@@ -10,10 +10,13 @@ trainings timed for
 at 1 and 2 threads, native and ours trained in turn in the same process (min and median over
 repeats, and their ratios). The parity presets compute the same gradients as the engines (the
 predictions are compared in the same run), so the ratio measures only the cost of the Python
-callback and our kernel. ``run(quick=True)`` uses 20K rows and 5 rounds.
+callback and our kernel. XGBoost runs twice: with numba on XGBoost's OpenMP runtime (what a user
+gets, ``lambda_objectives._openmp``) and with ``LAMBDA_OBJECTIVES_SHARE_OPENMP=0`` (two runtimes).
+``run(quick=True)`` uses 20K rows and 5 rounds.
 
 Usage: ``python -m comparisons.bench.adapters [--quick] [--repeats N]``; ``--profile`` prints where
-one round of ours goes (the engine's hand-over, the cache check, our kernel, the Hessian check)
+one round of ours goes (our callback timed inside training, the rest of the round, and the
+callback's parts alone: the engine's hand-over, the cache check, our kernel, the Hessian check)
 beside the whole round of both objectives, at 1 and 2 threads.
 """
 
