@@ -41,27 +41,23 @@ def _time(fn):
     return time.perf_counter() - t, out
 
 
-def _engine_pair(engine, quick, nt, repeats, share_openmp=True):
-    """Native and ours for one engine and thread count, in this (fresh) process, trained in turn.
+def _engine(engine, X, y, sizes, rounds, nt, share_openmp):
+    """One engine's side of both benchmarks, set up in this (fresh) process: ``train(objective)``
+    (``native`` names the engine's own; ours is ``obj`` or any callback), ``predict(booster, X)``
+    (margins), the data set and its ``hand_over()`` of labels, groups and weights to a callback, and
+    the engine method that copies the training margins out for a callback (``margin_copy``).
 
     The objective is made before anything starts numba's threads, as in a user's script, so with
     XGBoost numba joins XGBoost's OpenMP runtime (``lambda_objectives._openmp``); ``share_openmp=False``
-    measures the process without that (``LAMBDA_OBJECTIVES_SHARE_OPENMP=0``).
+    keeps them apart (``LAMBDA_OBJECTIVES_SHARE_OPENMP=0``, this process only: a fresh one per run).
     """
     import os
+    from types import SimpleNamespace
 
     import numba
 
-    from lambda_objectives._openmp import openmp_sharing
-
-    from . import interleaved, ratio
-
     if not share_openmp:
-        os.environ["LAMBDA_OBJECTIVES_SHARE_OPENMP"] = "0"  # this process only (a fresh one per run)
-    n_rows, rounds = (20_000, 5) if quick else (170_000, 30)
-    X, y, ptr = _make_data(n_rows, 136, 120)
-    sizes = np.diff(ptr)
-    sub = X[:5000]
+        os.environ["LAMBDA_OBJECTIVES_SHARE_OPENMP"] = "0"
     if engine == "lightgbm":
         import lightgbm as lgb
 
@@ -71,60 +67,84 @@ def _engine_pair(engine, quick, nt, repeats, share_openmp=True):
         lp = dict(num_leaves=63, learning_rate=0.1, min_data_in_leaf=20, max_bin=255, num_threads=nt,
                   verbose=-1, force_row_wise=True)
         obj = LightGBMObjective(preset="lightgbm", n_threads=nt)
-        numba.set_num_threads(nt)
-        fns = {"native": lambda: lgb.train({**lp, "objective": "lambdarank"}, ds, rounds),
-               "ours": lambda: lgb.train({**lp, "objective": obj}, ds, rounds)}
-        b_n, b_o = fns["native"](), fns["ours"]()  # warm-up (JIT, first-touch) and the parity check
-        diff = float(np.abs(b_n.predict(sub) - b_o.predict(sub)).max())
-        version = lgb.__version__
+        e = SimpleNamespace(
+            native="lambdarank", version=lgb.__version__, margin_copy=(lgb.Booster, "_Booster__inner_predict"),
+            train=lambda objective: lgb.train({**lp, "objective": objective}, ds, rounds),
+            predict=lambda booster, data: booster.predict(data),
+            hand_over=lambda: (ds.get_label(), ds.get_field("group"), ds.get_weight()))
     else:
         import xgboost as xgb
 
         from lambda_objectives.adapters import XGBoostObjective
 
-        dtrain = xgb.DMatrix(X, y, group=sizes)
+        ds = xgb.DMatrix(X, y, group=sizes)
         xp = dict(max_depth=0, max_leaves=63, grow_policy="lossguide", eta=0.1, tree_method="hist", max_bin=255,
                   nthread=nt, base_score=0.0)
         obj = XGBoostObjective(preset="xgboost", n_threads=nt)
-        numba.set_num_threads(nt)
-        fns = {"native": lambda: xgb.train({**xp, "objective": "rank:ndcg"}, dtrain, rounds),
-               "ours": lambda: xgb.train(xp, dtrain, rounds, obj=obj)}
-        b_n, b_o = fns["native"](), fns["ours"]()
-        ds = xgb.DMatrix(sub)
-        diff = float(np.abs(b_n.predict(ds, output_margin=True) - b_o.predict(ds, output_margin=True)).max())
-        version = xgb.__version__
+
+        def train(objective):
+            if objective == "rank:ndcg":
+                return xgb.train({**xp, "objective": objective}, ds, rounds)
+            return xgb.train(xp, ds, rounds, obj=objective)
+        e = SimpleNamespace(
+            native="rank:ndcg", version=xgb.__version__, train=train,
+            margin_copy=(xgb.Booster, "predict"),  # xgb.train(obj=...) predicts the training margins per round
+            predict=lambda booster, data: booster.predict(xgb.DMatrix(data), output_margin=True),
+            hand_over=lambda: (ds.get_label(), ds.get_uint_info("group_ptr"), ds.get_weight()))
+    numba.set_num_threads(nt)  # after the objective
+    e.obj, e.ds = obj, ds
+    return e
+
+
+def _openmp_status():
+    from lambda_objectives._openmp import openmp_sharing
+
+    return openmp_sharing() or "not asked (LightGBM)"
+
+
+def _engine_pair(engine, quick, nt, repeats, share_openmp=True):
+    """Native and ours for one engine and thread count, in this (fresh) process, trained in turn
+    (:func:`_engine` sets them up; ``share_openmp`` as there)."""
+    import numba
+
+    from . import interleaved, ratio
+
+    n_rows, rounds = (20_000, 5) if quick else (170_000, 30)
+    X, y, ptr = _make_data(n_rows, 136, 120)
+    sizes = np.diff(ptr)
+    e = _engine(engine, X, y, sizes, rounds, nt, share_openmp)
+    fns = {"native": lambda: e.train(e.native), "ours": lambda: e.train(e.obj)}
+    b_n, b_o = fns["native"](), fns["ours"]()  # warm-up (JIT, first-touch) and the parity check
+    sub = X[:5000]
+    diff = float(np.abs(e.predict(b_n, sub) - e.predict(b_o, sub)).max())
     t = interleaved(fns, repeats)
     r = ratio(t["ours"], t["native"])
     return {"engine": engine, "threads": nt, "native_s_min": t["native"]["min"], "native_s_median": t["native"]["median"],
             "ours_s_min": t["ours"]["min"], "ours_s_median": t["ours"]["median"],
             "ratio_min": r["min"], "ratio_median": r["median"], "repeats": repeats,
             "max_pred_diff": diff, "rows": int(X.shape[0]), "queries": int(len(sizes)), "rounds": rounds,
-            "version": version, "numba": numba.__version__, "openmp": openmp_sharing() or "not asked (LightGBM)",
+            "version": e.version, "numba": numba.__version__, "openmp": _openmp_status(),
             "threading_layer": numba.threading_layer()}
 
 
 def _profile_round(engine, n_rows, rounds, nt, repeats=5, share_openmp=True):
     """Where one custom-objective round goes, in this (fresh) process: the whole round of the native
     objective and of ours (min over ``repeats`` trainings of ``rounds`` rounds, per round); our
-    callback's time *inside* training and the rest of our round (the engine's tree, prediction and
-    copies); and each part of the callback timed alone on the same scores: the engine's hand-over
-    (labels, groups, weights), the data-set cache check, our kernel (``compute``), the Hessian check.
+    callback's time *inside* training, the engine's copy of the margins handed to it, and the rest of
+    our round (the engine's tree and its intake of our gradients); and each part of the callback timed
+    alone on the same scores: the engine's hand-over (labels, groups, weights), the data-set cache
+    check, our kernel (``compute``), the Hessian check.
 
     Inside versus alone is what exposes two OpenMP runtimes: an engine's workers still spinning from
     its last parallel region slow the callback that follows (``share_openmp=False`` reproduces it).
     """
-    import os
     import time
 
-    import numba
-
-    from lambda_objectives._openmp import openmp_sharing
     from lambda_objectives.adapters.presets import BACKENDS
 
-    if not share_openmp:
-        os.environ["LAMBDA_OBJECTIVES_SHARE_OPENMP"] = "0"  # this process only
     X, y, ptr = _make_data(n_rows, 136, 120)
-    sizes = np.diff(ptr)
+    e = _engine(engine, X, y, np.diff(ptr), rounds, nt, share_openmp)
+    obj, ds = e.obj, e.ds
     inside = [0.0, 0.0]  # our callback, the engine's margin copy handed to it (per training)
 
     def timed_callback(preds, data):
@@ -148,59 +168,21 @@ def _profile_round(engine, n_rows, rounds, nt, repeats=5, share_openmp=True):
         setattr(cls, name, wrapper)
         return lambda: setattr(cls, name, fn)
 
-    if engine == "lightgbm":
-        import lightgbm as lgb
-
-        from lambda_objectives.adapters import LightGBMObjective
-
-        ds = lgb.Dataset(X, y, group=sizes, params={"max_bin": 255, "verbose": -1}).construct()
-        lp = dict(num_leaves=63, learning_rate=0.1, min_data_in_leaf=20, max_bin=255, num_threads=nt, verbose=-1,
-                  force_row_wise=True)
-        obj = LightGBMObjective(preset="lightgbm", n_threads=nt)
-        numba.set_num_threads(nt)  # after the objective, as in _engine_pair
-
-        def train(objective):
-            return lgb.train({**lp, "objective": objective}, ds, rounds)
-        native_obj, ours_obj = "lambdarank", obj
-        margin_copy = (lgb.Booster, "_Booster__inner_predict")
-
-        def hand_over():
-            return ds.get_label(), ds.get_field("group"), ds.get_weight()
-    else:
-        import xgboost as xgb
-
-        from lambda_objectives.adapters import XGBoostObjective
-
-        ds = xgb.DMatrix(X, y, group=sizes)
-        xp = dict(max_depth=0, max_leaves=63, grow_policy="lossguide", eta=0.1, tree_method="hist", max_bin=255,
-                  nthread=nt, base_score=0.0)
-        obj = XGBoostObjective(preset="xgboost", n_threads=nt)
-        numba.set_num_threads(nt)  # after the objective, as in _engine_pair
-
-        def train(objective):
-            if objective == "rank:ndcg":
-                return xgb.train({**xp, "objective": objective}, ds, rounds)
-            return xgb.train(xp, ds, rounds, obj=objective)
-        native_obj, ours_obj = "rank:ndcg", obj
-        margin_copy = (xgb.Booster, "predict")  # xgb.train(obj=...) predicts the training margins per round
-
-        def hand_over():
-            return ds.get_label(), ds.get_uint_info("group_ptr"), ds.get_weight()
-    train(ours_obj)  # warm-up (JIT, first touch)
-    native = min(_time(lambda: train(native_obj))[0] for _ in range(repeats))
-    ours = min(_time(lambda: train(ours_obj))[0] for _ in range(repeats))
+    e.train(obj)  # warm-up (JIT, first touch)
+    native = min(_time(lambda: e.train(e.native))[0] for _ in range(repeats))
+    ours = min(_time(lambda: e.train(obj))[0] for _ in range(repeats))
     split = []
-    restore = timed_margins(*margin_copy)
+    restore = timed_margins(*e.margin_copy)
     try:
         for _ in range(repeats):
             inside[:] = [0.0, 0.0]
-            total = _time(lambda: train(timed_callback))[0]
+            total = _time(lambda: e.train(timed_callback))[0]
             split.append((total, inside[0], inside[1]))
     finally:
         restore()
     total, callback, margins = min(split)
     scores = np.random.default_rng(0).normal(size=y.shape[0]).astype(np.float32)
-    labels, groups, weights = hand_over()
+    labels, groups, weights = e.hand_over()
     st = obj._state(ds, labels, groups, weights, 1e-3)  # the prepared state the callback reuses
 
     def best(fn, n=20):
@@ -210,7 +192,7 @@ def _profile_round(engine, n_rows, rounds, nt, repeats=5, share_openmp=True):
         "our callback inside training": callback / rounds,
         "engine's copy of the margins for the callback": margins / rounds,
         "rest of our round (engine: tree, gradient hand-in)": (total - callback - margins) / rounds,
-        "engine hand-over (labels, groups, weights), alone": best(hand_over),
+        "engine hand-over (labels, groups, weights), alone": best(e.hand_over),
         "cache check (labels/groups/weights unchanged), alone": best(lambda: obj._state(ds, labels, groups, weights,
                                                                                      1e-3)),
         "our kernel (compute, float32 out), alone": best(lambda: BACKENDS[obj.preset].compute(obj, st, scores), 10),
@@ -218,7 +200,7 @@ def _profile_round(engine, n_rows, rounds, nt, repeats=5, share_openmp=True):
     }
     return {"engine": engine, "threads": nt, "rows": int(X.shape[0]), "rounds": rounds,
             "native_round_s": native / rounds, "ours_round_s": ours / rounds, "parts_s": parts,
-            "openmp": openmp_sharing() or "not asked (LightGBM)"}
+            "openmp": _openmp_status()}
 
 
 def profile(n_rows=170_000, rounds=30, threads=(1, 2)):
