@@ -128,3 +128,38 @@ def check_query_inputs(scores, labels, group_ptr, query_weights=None):
     nq = ptr.shape[0] - 1
     w = check_query_weights(query_weights, nq)
     return s, y, ptr, (np.ones(nq, dtype=FLOAT) if w is None else w)
+
+
+def check_sample_weight(weight, n, group_ptr=None, per="row", name="sample_weight"):
+    """Return engine sample weights as contiguous 1-D float64, checked.
+
+    ``per="row"``: one weight per document (``n`` rows; LightGBM); ``per="query"``: one per
+    query (``n`` queries; XGBoost ranking). Weights must be finite and non-negative and not all
+    zero: an engine trains a NaN weight as 0, and an inf or all-zero weight gives an all-zero
+    model, silently. ``group_ptr`` (optional, with ``per="row"``) lets an error name the query
+    of the offending row. Raises ``ValueError`` naming ``name``, the row or query, and the value.
+    """
+    if per not in ("row", "query"):
+        raise ValueError(f"per must be 'row' or 'query', got {per!r}")
+    arr = np.asarray(weight)
+    if arr.ndim != 1:
+        arr = np.squeeze(arr) if arr.ndim > 1 else arr
+        if arr.ndim != 1:
+            raise ValueError(f"{name} must be 1-D (one weight per {per}), got shape {np.shape(weight)}")
+    if arr.dtype.kind not in "fiub":
+        raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
+    if arr.shape[0] != n:
+        what = "documents (rows)" if per == "row" else "queries (XGBoost ranking weights are per query)"
+        raise ValueError(f"{name} has {arr.shape[0]} values, expected one per {per}: {n} {what}")
+    arr = np.ascontiguousarray(arr, dtype=FLOAT)
+    bad = ~np.isfinite(arr) | (arr < 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        where = f"{per} {i}"
+        if per == "row" and group_ptr is not None:
+            where += f" (query {int(np.searchsorted(np.asarray(group_ptr), i, side='right')) - 1})"
+        raise ValueError(f"{name} must be finite and non-negative, {where} has {arr[i]!r} "
+                         f"({int(bad.sum())} bad values in all)")
+    if n and not arr.any():
+        raise ValueError(f"{name} is all zero: nothing would be learned (the engine would return an all-zero model)")
+    return arr

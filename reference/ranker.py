@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
 from lambda_objectives import numba_threads
-from lambda_objectives._sklearn import require_queries
+from lambda_objectives._sklearn import TrainingQueries, check_scored_queries, require_queries
 from lambda_objectives.groups import split_qid_column
 
 from .binning import BinMapper
@@ -245,6 +245,7 @@ class MARTRanker(BaseEstimator):
                                  f"use one of history_metrics {list(history_metrics)} or 'loss', or add it to "
                                  "history_metrics")
         self.n_features_ = self.n_features_in_ = X.shape[1]
+        self.train_queries_ = TrainingQueries.record(X, qid, ptr)
         if names is not None and all(isinstance(c, str) for c in names):
             self.feature_names_in_ = np.asarray(names, dtype=object)
         elif hasattr(self, "feature_names_in_"):
@@ -388,11 +389,7 @@ class MARTRanker(BaseEstimator):
     # ------------------------------------------------------------------ prediction
     def raw_predict(self, X, n_iterations=None):
         """Scores per column (``(n, n_classes)`` for McRank)."""
-        self._check_fitted()
-        X = _as_matrix(split_qid_column(X, None)[0])
-        if X.shape[1] != self.n_features_:
-            raise ValueError(f"X has {X.shape[1]} features, but MARTRanker is expecting {self.n_features_} "
-                             "features as input (the number it was fitted on)")
+        X = self._input(X)
         binned = self.bin_mapper_.transform(X)
         if n_iterations is None:
             n_it = getattr(self, "best_iteration_", None) or len(self.trees_)
@@ -425,16 +422,22 @@ class MARTRanker(BaseEstimator):
             return McRank(self.n_columns_).ranking_scores(raw)
         return raw
 
-    def score(self, X, y, qid=None, group=None):
+    def score(self, X, y, qid=None, group=None, *, new_queries=False):
         """Mean over queries of ``score_metric`` (default NDCG@10, LightGBM convention).
 
         Queries: ``qid``/``group``, or the ``qid`` column of a DataFrame ``X``; without them,
-        ``ValueError`` (never one query of all rows).
+        ``ValueError`` (never one query of all rows). A scored query whose qid was a training
+        query must be exactly its training rows, else ``ValueError``: a row splitter (``KFold``)
+        cut it between fit and score (see ``train_queries_``); split with ``GroupKFold``.
+        ``new_queries=True``: the scored qid values name other queries even where they repeat
+        training qids (a test file numbered like the training file); renumbering is safer.
         """
         from lambda_objectives import mean_metric
 
         X, qid = split_qid_column(X, qid)
+        X = self._input(X)
         ptr = require_queries("MARTRanker.score", X.shape[0], group=group, qid=qid)
+        check_scored_queries(self, "MARTRanker.score", X, qid, ptr, new_queries)
         s = self.predict(X)
         return mean_metric(s, y, ptr, self.score_metric)
 
@@ -528,6 +531,15 @@ class MARTRanker(BaseEstimator):
     def _check_fitted(self):
         if not hasattr(self, "trees_"):
             raise NotFittedError("this MARTRanker is not fitted yet; call fit first")
+
+    def _input(self, X):
+        """``X`` for prediction and scoring: its qid column dropped, checked, with the fitted width."""
+        self._check_fitted()
+        X = _as_matrix(split_qid_column(X, None)[0])
+        if X.shape[1] != self.n_features_:
+            raise ValueError(f"X has {X.shape[1]} features, but MARTRanker is expecting {self.n_features_} "
+                             "features as input (the number it was fitted on)")
+        return X
 
 
 def _add_round(trees, binned, S):

@@ -54,7 +54,8 @@ def ten_row_queries(cls, module, name):
     """A test-only subclass of a ranker whose ``fit``/``score`` supply queries of ten consecutive rows
     when none are given: scikit-learn's API checks call ``fit(X, y)`` / ``score(X, y)`` without
     queries, which the rankers refuse (a ranker never treats rows as one query), so that the rest of
-    the estimator API can be checked. ``module`` and ``name``: where the caller binds the class, so
+    the estimator API can be checked. Invented query ids name no real query, so ``score`` is told
+    ``new_queries=True`` (the checks score other rows under the same invented ids). ``module`` and ``name``: where the caller binds the class, so
     that it pickles (``check_estimators_pickle``)."""
     import numpy as np
 
@@ -68,7 +69,8 @@ def ten_row_queries(cls, module, name):
             return super().fit(X, y, group=group, qid=_qid(X, group, qid, kwargs), **kwargs)
 
         def score(self, X, y, qid=None, group=None):
-            return super().score(X, y, qid=_qid(X, group, qid, {}), group=group)
+            invented = _qid(X, group, qid, {})
+            return super().score(X, y, qid=invented, group=group, new_queries=invented is not qid)
 
     TenRowQueries.__name__ = TenRowQueries.__qualname__ = name
     TenRowQueries.__module__ = module

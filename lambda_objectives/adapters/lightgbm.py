@@ -7,10 +7,9 @@ callable; ``__call__`` has four, the ``lgb.train`` path uses the first two.
 
 import numpy as np
 
-from .._config import FLOAT
 from .._optional import require
 from .._sklearn import EngineRanker, check_X, require_queries
-from ..checks import check_labels
+from ..checks import check_labels, check_sample_weight
 from ..groups import sizes_to_ptr, split_qid_column
 from ._base import MISSING, LambdaObjective, eval_name
 from .eval_metrics import lightgbm_metric
@@ -168,11 +167,12 @@ class LGBMLambdaRanker(EngineRanker):
         super().__init__(objective, n_estimators, eval_metric, early_stopping_rounds, score_metric, **lgb_params)
 
     def _dataset(self, lgb, X, y, ptr, weight, what, reference=None):
-        n = X.shape[0]
         if weight is not None:
-            weight = np.asarray(weight, dtype=FLOAT)
-            if weight.shape != (n,):
-                raise ValueError(f"{what}: sample_weight has shape {weight.shape}, expected ({n},) (one per document)")
+            name = "sample_weight" if reference is None else "eval_sample_weight"
+            try:
+                weight = check_sample_weight(weight, X.shape[0], ptr, per="row", name=name)
+            except ValueError as exc:
+                raise ValueError(f"{what}: {exc}") from None
         return lgb.Dataset(X, y, group=np.diff(ptr), weight=weight, reference=reference,
                            params={"verbose": -1}, free_raw_data=False)
 
@@ -226,7 +226,7 @@ class LGBMLambdaRanker(EngineRanker):
                                   valid_names=valid_names, feval=feval if valid else None, callbacks=cbs)
         self.objective_ = obj
         stopped = self.early_stopping_rounds is not None and self.booster_.best_iteration > 0
-        self._fitted(X, names, self.booster_.best_iteration if stopped else self.booster_.current_iteration())
+        self._fitted(X, names, self.booster_.best_iteration if stopped else self.booster_.current_iteration(), qid, ptr)
         return self
 
     @property

@@ -3,11 +3,11 @@ scikit-learn estimator; ``xgb.XGBRanker`` rejects callables) and :func:`xgboost_
 
 import numpy as np
 
-from .._config import FLOAT, PTR
+from .._config import PTR
 from .._openmp import share_with_xgboost
 from .._optional import require
 from .._sklearn import EngineRanker, check_X, require_queries
-from ..checks import check_labels
+from ..checks import check_labels, check_sample_weight
 from ..groups import split_qid_column
 from ._base import LambdaObjective, eval_name as _eval_name
 from .eval_metrics import EvalMetric, XGBoostEval, xgboost_metric
@@ -174,10 +174,10 @@ class XGBLambdaRanker(EngineRanker):
         n = X.shape[0]
         ptr = _sorted_ptr(n, group, qid, "XGBLambdaRanker.fit")
         if sample_weight is not None:
-            sample_weight = np.asarray(sample_weight, dtype=FLOAT)
-        if sample_weight is not None and sample_weight.shape[0] != ptr.shape[0] - 1:
-            raise ValueError(f"sample_weight is per query in XGBoost ranking: got {sample_weight.shape[0]} "
-                             f"values for {ptr.shape[0] - 1} queries")
+            try:
+                sample_weight = check_sample_weight(sample_weight, ptr.shape[0] - 1, per="query")
+            except ValueError as exc:
+                raise ValueError(f"XGBLambdaRanker.fit: {exc}") from None
         if self.early_stopping_rounds is not None and not eval_set:
             raise ValueError("early_stopping_rounds needs an eval_set to watch (fit(..., eval_set=[(X_val, y_val)], "
                              "eval_qid=[qid_val]))")
@@ -200,7 +200,7 @@ class XGBLambdaRanker(EngineRanker):
                                   verbose_eval=verbose)
         self.objective_ = obj
         stopped = self.early_stopping_rounds is not None and len(evals) > 1
-        self._fitted(X, names, self.booster_.best_iteration + 1 if stopped else self.n_estimators)
+        self._fitted(X, names, self.booster_.best_iteration + 1 if stopped else self.n_estimators, qid, ptr)
         return self
 
     @property
