@@ -163,7 +163,7 @@ class TrainingQueries:
             f"score: fit saw {n_fit} of its rows, and score is given {int(sizes[q])} rows of it that are not exactly "
             f"those {n_fit} ({cut.size} of the {ids.shape[0]} scored queries are cut so). A row splitter (KFold, "
             "ShuffleSplit, train_test_split on rows) puts part of each query in training and the rest in the scored "
-            "fold, which inflates the score (MQ2008 NDCG@10: 0.94 against 0.78 with whole queries); "
+            "fold, which inflates the score (MQ2008 NDCG@10: 0.94 against 0.77-0.78 with whole queries); "
             f"{SPLIT_BY_QUERY}. If these are other queries that only reuse the training qid values (a test file "
             "numbered like the training file), renumber them (e.g. add the training set's largest qid + 1) or "
             "pass score(..., new_queries=True)")

@@ -135,8 +135,8 @@ def check_sample_weight(weight, n, group_ptr=None, per="row", name="sample_weigh
 
     ``per="row"``: one weight per document (``n`` rows; LightGBM); ``per="query"``: one per
     query (``n`` queries; XGBoost ranking). Weights must be finite and non-negative and not all
-    zero: an engine trains a NaN weight as 0, and an inf or all-zero weight gives an all-zero
-    model, silently. ``group_ptr`` (optional, with ``per="row"``) lets an error name the query
+    zero: LightGBM trains a NaN weight as 0, and an inf or all-zero weight gives an all-zero
+    model, silently (a negative one, a HessianWarning at most). ``group_ptr`` (optional, with ``per="row"``) lets an error name the query
     of the offending row. Raises ``ValueError`` naming ``name``, the row or query, and the value.
     """
     if per not in ("row", "query"):
@@ -158,7 +158,7 @@ def check_sample_weight(weight, n, group_ptr=None, per="row", name="sample_weigh
         where = f"{per} {i}"
         if per == "row" and group_ptr is not None:
             where += f" (query {int(np.searchsorted(np.asarray(group_ptr), i, side='right')) - 1})"
-        raise ValueError(f"{name} must be finite and non-negative, {where} has {arr[i]!r} "
+        raise ValueError(f"{name} must be finite and non-negative, {where} has {float(arr[i])!r} "
                          f"({int(bad.sum())} bad values in all)")
     if n and not arr.any():
         raise ValueError(f"{name} is all zero: nothing would be learned (the engine would return an all-zero model)")

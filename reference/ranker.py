@@ -60,7 +60,10 @@ class MARTRanker(BaseEstimator):
     ----------
     trees_, n_features_in_, feature_names_in_ (DataFrame input), feature_importances_,
     best_iteration_, best_score_ (``{set: {metric: value}}`` at the best iteration),
-    evals_result_ (``{set: {metric: [values per iteration]}}``, the same as ``history_``).
+    evals_result_ (``{set: {metric: [values per iteration]}}``, the same as ``history_``),
+    train_queries_ (the training queries' qid values, row counts and row fingerprints, which
+    :meth:`score` compares with; ``None`` when ``fit`` got ``group``/``group_ptr``, which carry no ids;
+    not saved by :meth:`save`).
 
     Notes
     -----
@@ -71,6 +74,9 @@ class MARTRanker(BaseEstimator):
     without queries raise ``ValueError`` (in :meth:`fit`, :meth:`score` and for each eval set): a
     ranker never treats them as one query. With numpy ``X`` inside ``GridSearchCV`` use
     scikit-learn's metadata routing (``set_fit_request(qid=True).set_score_request(qid=True)``).
+    :meth:`score` refuses a query cut between fit and score (a row splitter such as ``KFold``
+    inflates the score: MQ2008, 20 trees, NDCG@10 0.94 against 0.77 with ``GroupKFold``); split
+    with ``GroupKFold`` / ``GroupShuffleSplit`` and ``groups=qid``.
 
     After early stopping, :meth:`predict` uses the first ``best_iteration_`` rounds (as LightGBM
     and XGBoost do); ``n_iterations`` picks another number.

@@ -704,6 +704,53 @@ def test_lgbm_lambda_ranker_stops_on_the_objectives_own_metric():
             call()
 
 
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -1.0])
+def test_engine_rankers_refuse_bad_sample_weights(bad):
+    # LightGBM trained a NaN weight as 0, and an inf or negative one gave an all-zero model
+    from lambda_objectives import LGBMLambdaRanker, make_ranking
+
+    d = make_ranking(30, docs_per_query=(5, 15), n_features=5, seed=4)
+    r = int(d.group_ptr[3]) + 2  # a row of query 3
+    w = np.ones(len(d.y))
+    w[r] = bad
+    lgbm = LGBMLambdaRanker(n_estimators=2, num_leaves=7, min_data_in_leaf=5, num_threads=1)
+    with pytest.raises(ValueError, match=rf"LGBMLambdaRanker.fit: sample_weight must be finite and non-negative, "
+                                         rf"row {r} \(query 3\) has"):
+        lgbm.fit(d.X, d.y, qid=d.qid, sample_weight=w)
+    with pytest.raises(ValueError, match=rf"eval_set\[0\]: eval_sample_weight .* row {r} \(query 3\)"):
+        lgbm.fit(d.X, d.y, qid=d.qid, eval_set=[(d.X, d.y)], eval_qid=[d.qid], eval_sample_weight=[w])
+    wq = np.ones(d.n_queries)
+    wq[3] = bad
+    with pytest.raises(ValueError, match="XGBLambdaRanker.fit: sample_weight must be finite and non-negative, query 3"):
+        XGBLambdaRanker(n_estimators=2, nthread=1).fit(d.X, d.y, qid=d.qid, sample_weight=wq)
+
+
+def test_engine_rankers_refuse_all_zero_and_misshapen_sample_weights():
+    from lambda_objectives import LGBMLambdaRanker, make_ranking
+
+    d = make_ranking(30, docs_per_query=(5, 15), n_features=5, seed=4)
+    lgbm = LGBMLambdaRanker(n_estimators=2, num_leaves=7, min_data_in_leaf=5, num_threads=1)
+    xgbr = XGBLambdaRanker(n_estimators=2, nthread=1)
+    for call, match in [
+        (lambda: lgbm.fit(d.X, d.y, qid=d.qid, sample_weight=np.zeros(len(d.y))), "sample_weight is all zero"),
+        (lambda: lgbm.fit(d.X, d.y, qid=d.qid, sample_weight=np.ones(len(d.y) - 1)),
+         f"sample_weight has {len(d.y) - 1} values, expected one per row: {len(d.y)} documents"),
+        (lambda: lgbm.fit(d.X, d.y, qid=d.qid, sample_weight=np.ones(d.n_queries)), "one per row"),
+        (lambda: xgbr.fit(d.X, d.y, qid=d.qid, sample_weight=np.zeros(d.n_queries)), "sample_weight is all zero"),
+        (lambda: xgbr.fit(d.X, d.y, qid=d.qid, sample_weight=np.ones(len(d.y))), "per query"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            call()
+    # zero weights for some rows or queries are valid (those rows or queries are left out)
+    w = np.ones(len(d.y))
+    w[: d.group_ptr[2]] = 0
+    lgbm.fit(d.X, d.y, qid=d.qid, sample_weight=w)
+    wq = np.ones(d.n_queries)
+    wq[:2] = 0
+    xgbr.fit(d.X, d.y, qid=d.qid, sample_weight=wq)
+    assert np.all(np.isfinite(lgbm.predict(d.X))) and np.all(np.isfinite(xgbr.predict(d.X)))
+
 def test_lgb_cv_with_random_row_folds_raises_and_query_folds_work():
     # lgb.cv builds query-aware folds only for objectives it knows by name; for ours it cut queries
     from sklearn.model_selection import GroupKFold
