@@ -228,7 +228,7 @@ def test_a_stale_lock_judged_stale_by_several_runs_at_once_has_exactly_one_winne
     # included: 145/150 trials with 2 processes, 150/150 with 4 had several winners
     import multiprocessing
 
-    trials, dead = 40, _dead_pid()
+    trials, dead = 150, _dead_pid()
     stale = [json.dumps({"host": socket.gethostname(), "pid": dead, "start": "1", "boot": None}),
              f"{socket.gethostname()} {dead}"]  # the format before start times, too
     for t in range(trials):
