@@ -49,7 +49,9 @@ def main(argv=None):
             args = module.check_args(p, args, argv[1:]) or args
     except SystemExit as exc:  # argparse's errors and --help: an exit code, not an exception
         return exc.code if isinstance(exc.code, int) else 2
-    return module.run(args) or 0
+    from ._cli import run_command
+
+    return run_command(module, args)  # the store's, --out's or a worker's failure: one line, exit 1
 
 
 _ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")

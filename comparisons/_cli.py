@@ -1,6 +1,7 @@
 """Argument types shared by the comparison commands: errors name the option's bad value."""
 
 import argparse
+import sys
 
 
 def positive_int(text):
@@ -107,3 +108,36 @@ def dataset_name(data):
     if p.name.lower() in _VARIANTS and p.parent.name:
         return f"{p.parent.name} ({p.name})"
     return p.name
+
+
+def run_command(module, args):
+    """``module.run(args)``; a failure of the run store, the output folder (``--out``) or a worker
+    process ends in one line on stderr naming the path and what to do, and exit code 1 (no traceback)."""
+    from .runstore import RunError
+
+    try:
+        return module.run(args) or 0
+    except RunError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        out = getattr(args, "out", None)
+        if out is None or exc.filename is None or not _inside(exc.filename, out):
+            raise
+        from pathlib import Path
+
+        blocker = next((p for p in (Path(out), *Path(out).parents) if p.exists() and not p.is_dir()), None)
+        what = (f"{blocker} is a file, not a folder" if blocker is not None
+                else f"cannot write {exc.filename} ({exc.strerror or type(exc).__name__})")
+        print(f"error: {what}: choose an output folder (--out) you can write to", file=sys.stderr)
+        return 1
+
+
+def _inside(path, folder):
+    from pathlib import Path
+
+    try:
+        Path(path).resolve().relative_to(Path(folder).resolve())
+    except (ValueError, OSError, TypeError):
+        return False
+    return True

@@ -15,8 +15,10 @@ import threading
 import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 
 from ._machine import log, progress, progress_bar
+from .runstore import RunError
 
 
 def run_isolated(func, *args, **kwargs):
@@ -90,6 +92,13 @@ def run_grid(configs, func, store, *, args=(), jobs=1, scheduler=None, force=Fal
 
     The store keys every cell on its config, the data files it reads, the code of ``lambda_objectives``,
     ``reference`` and ``func``'s module, and the package versions; reused cells are reported.
+
+    Raises
+    ------
+    comparisons.runstore.RunError
+        The store cannot be written (a grid with cells to compute needs a writable store; a fully
+        stored one needs no write), or a worker process died (killed, out of memory): one line naming
+        the store and what to do; the cells finished before are stored.
     """
     store.use_code(func.__module__)  # a change to the code computing a cell invalidates its results
     started = time.time()
@@ -147,17 +156,24 @@ def run_grid(configs, func, store, *, args=(), jobs=1, scheduler=None, force=Fal
                     if exc is not None:
                         raise exc
 
-                if jobs <= 1 or (isolate and sys.version_info < (3, 11)):
-                    call = run_isolated if isolate else (lambda f, *a: f(*a))
-                    for batch in batches:
-                        collect(call(_run_batch, func, batch, args))
-                else:
-                    ctx = multiprocessing.get_context("spawn")
-                    once = {"max_tasks_per_child": 1} if isolate else {}
-                    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, **once) as pool:
-                        futures = [pool.submit(_run_batch, func, batch, args) for batch in batches]
-                        for fut in as_completed(futures):
-                            collect(fut.result())
+                try:
+                    if jobs <= 1 or (isolate and sys.version_info < (3, 11)):
+                        call = run_isolated if isolate else (lambda f, *a: f(*a))
+                        for batch in batches:
+                            collect(call(_run_batch, func, batch, args))
+                    else:
+                        ctx = multiprocessing.get_context("spawn")
+                        once = {"max_tasks_per_child": 1} if isolate else {}
+                        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, **once) as pool:
+                            futures = [pool.submit(_run_batch, func, batch, args) for batch in batches]
+                            for fut in as_completed(futures):
+                                collect(fut.result())
+                except BrokenProcessPool:
+                    left = sum(i not in results for i in mine)
+                    raise RunError(f"{desc}: a worker process died (killed by a signal, e.g. out of memory) with {left} "
+                                   f"of {len(mine)} cells unfinished; the {len(mine) - left} finished are stored in "
+                                   f"{store.folder}: run the command again to resume (with fewer --jobs if memory ran "
+                                   "out)") from None
         for i in waiting:
             log(f"waiting for a cell locked by {store.holder(configs[i]) or 'another run'}: {store.lock_path(configs[i])} "
                 f"(taken over when its process has exited, or after {store.stale_seconds:.0f} s without refresh "

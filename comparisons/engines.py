@@ -141,6 +141,7 @@ def run(a):
              f"{a.rounds} rounds, {a.leaves} leaves, learning rate {a.lr} (native systems use their own objective). "
              f"NDCG: {convention_label(a.convention)}; ERR@10 with each test file's largest grade; MAP/MRR: "
              "relevant = label > 0. Seconds: training wall time, each system in a process of its own.")
+    print(title + "\n\n" + "\n".join(table))  # first: a read-only --out still shows the table
     (out / "engines.md").write_text(title + "\n\n" + "\n".join(table) + "\n")
     with open(out / "engines.csv", "w", newline="") as fh:
         w = csv.writer(fh)  # quotes any field with a comma
@@ -149,7 +150,6 @@ def run(a):
             w.writerow([r["fold"], r["system"], *(f"{r[m]:.6f}" for m in METRICS), f"{r['seconds']:.3f}"])
     _plot(rows, systems, out / "engines.png",
           title=f"{dataset_name(a.data)}: {objective} objective, test metrics, {len(folds)} fold(s)")
-    print(title + "\n\n" + "\n".join(table))
     print(f"written to {out}/engines.md, engines.csv, engines.png")
     return 0
 

@@ -23,7 +23,23 @@ pid, process start time and boot id, refreshed while the cell runs (``refresh``)
 into one folder never compute it twice. A lock is stale, and taken over with a message naming
 its file, when its process has died, when its pid now belongs to another process (another start
 time, or another boot), or, for a lock of another host (whose processes cannot be checked from
-here), when it has not been refreshed for ``stale_seconds``.
+here), when it has not been refreshed for ``stale_seconds``. A lock in the format before start
+times were recorded (``"host pid"``, never refreshed by its writer) is stale when its pid has
+exited, when the process now holding the pid started after the lock was written, or after
+``stale_seconds``: it is never waited on for ever.
+
+Taking a stale lock over is atomic: exactly one of the runs that judge it stale at once wins. A
+lock is created only where none exists (a hard link, or ``O_EXCL``), and removed by anyone but
+its holder only by the one run that creates the *takeover token* named after that lock file's
+identity (its content and inode, ``<lock>.takeover-<digest>-0``, ``O_EXCL``). The token holder
+reads the lock again, and only if it is still the very file judged stale (same inode, same
+content, still stale) replaces it with its own in one rename; then it removes the token. A run
+that finds the token taken has lost (the other run is taking the lock over); a token left by a
+run that died mid-takeover (older than a minute: a takeover takes milliseconds) is passed over
+to the next generation (``-1``, ``-2``...), itself created exclusively.
+
+Failures of the store's folder (not creatable, read-only, full) raise :class:`RunError`: one line
+naming the path and what to do, which the commands print without a traceback.
 """
 
 import hashlib
@@ -38,6 +54,17 @@ from pathlib import Path
 STALE_SECONDS = 600.0
 #: seconds after which a lock file that cannot be read (its writer died mid-write) is stale
 _UNREADABLE_GRACE = 60.0
+#: seconds after which a takeover token is taken to be left by a run that died mid-takeover
+_TAKEOVER_GRACE = 60.0
+
+
+class RunError(RuntimeError):
+    """A failure of the run store, the output folder or a worker process; the message is one line
+    naming the path (or the cells) and what to do. The commands print it without a traceback."""
+
+
+def _why(exc):
+    return exc.strerror or type(exc).__name__
 
 
 def version_key():
@@ -149,6 +176,29 @@ def _start_time(pid):
     return stat.rsplit(")", 1)[1].split()[19]
 
 
+def _started_at(pid):
+    """When process ``pid`` started (``time.time()`` scale, to about a second), or ``None``."""
+    ticks = _start_time(pid)
+    try:
+        btime = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                     if line.startswith("btime "))
+        return btime + int(ticks) / os.sysconf("SC_CLK_TCK")
+    except (OSError, StopIteration, ValueError, TypeError):
+        return None
+
+
+def _read_lock(lock):
+    """``(text, identity, mtime)`` of the lock file (read through one descriptor, so the content and
+    the inode belong together), or ``None`` when there is none."""
+    try:
+        with open(lock, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            text = fh.read()
+    except FileNotFoundError:
+        return None
+    return text, (st.st_dev, st.st_ino), st.st_mtime
+
+
 def _alive(pid):
     try:
         os.kill(pid, 0)
@@ -183,7 +233,15 @@ class RunStore:
     def __init__(self, folder, prefix="run", key=None, code=("lambda_objectives", "reference"),
                  stale_seconds=STALE_SECONDS):
         self.folder = Path(folder)
-        self.folder.mkdir(parents=True, exist_ok=True)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            blocker = next((p for p in (self.folder, *self.folder.parents) if p.exists() and not p.is_dir()), None)
+            if blocker is not None:
+                raise RunError(f"cannot create the run store {self.folder}: {blocker} is a file, not a folder; "
+                               "choose an output folder (--out) that is a folder or does not exist yet") from None
+            raise RunError(f"cannot create the run store {self.folder} ({_why(exc)}); choose an output folder "
+                           "(--out) you can write to") from None
         self.prefix = prefix
         self.key = version_key() if key is None else key
         self.modules = tuple(sorted(set(code)))
@@ -214,18 +272,21 @@ class RunStore:
 
     def _stale(self, lock):
         """Why the lock file ``lock`` is stale, or ``None`` while its holder may still be running."""
-        try:
-            text = lock.read_text()
-            age = time.time() - lock.stat().st_mtime
-        except FileNotFoundError:
-            return "gone"
+        seen = _read_lock(lock)
+        return "gone" if seen is None else self._judge(seen[0], seen[2])
+
+    def _judge(self, raw, mtime):
+        """Why a lock file holding ``raw`` (bytes) last modified at ``mtime`` is stale, or ``None``."""
+        text = raw.decode("utf-8", "replace")
+        age = time.time() - mtime
+        legacy = False
         try:
             info = json.loads(text)
             host, pid = info["host"], int(info["pid"])
         except (ValueError, KeyError, TypeError):
-            try:  # the format before process start times were recorded: "host pid"
+            try:  # the format before process start times were recorded: "host pid", never refreshed
                 host, pid = text.split()
-                info, pid = {}, int(pid)
+                info, pid, legacy = {}, int(pid), True
             except ValueError:
                 return (f"unreadable for {age:.0f} s" if age > _UNREADABLE_GRACE else None)
         me = _me()
@@ -240,41 +301,106 @@ class RunStore:
             return f"held by pid {pid}, which has exited"
         if info.get("start") and info["start"] != _start_time(pid):
             return f"held by pid {pid} of an earlier process (pid reused since)"
+        if legacy:
+            started = _started_at(pid)
+            if started is not None and started > mtime + 2.0:  # 2 s: the boot time is whole seconds
+                return f"held by pid {pid} (old format) of an earlier process: pid {pid} started after the lock was written"
+            if age > self.stale_seconds:
+                # its writer never refreshed it: a live pid alone cannot tell a holder from a reused pid
+                return f"held by pid {pid} (old format, never refreshed), {age:.0f} s old (> {self.stale_seconds:.0f} s)"
         return None
+
+    def _write_new(self, path, text):
+        """Write ``text`` to a new file ``path``; :class:`RunError` when the store cannot be written."""
+        try:
+            path.write_text(text)
+        except OSError as exc:
+            try:  # a partial file (a full disk) is not left behind
+                path.unlink(missing_ok=True)
+            except OSError:
+                pass
+            raise RunError(f"cannot write to the run store {self.folder} ({_why(exc)}: {path.name}); cells to compute "
+                           "need a writable store: make it writable, free space, or choose another output folder "
+                           "(--out)") from None
 
     def claim(self, config):
         """Take the lock of ``config``'s cell; ``False`` while another live process holds it.
 
-        A stale lock (see the module docstring) is taken over, with a message naming its file.
+        A stale lock (see the module docstring) is taken over, with a message naming its file; when
+        several runs judge it stale at once, exactly one of them gets it.
         """
         lock = self.lock_path(config)
-        mine = json.dumps({**_me(), "time": time.time()})
-        for _ in range(3):
-            tmp = lock.with_suffix(f".lock-tmp{os.getpid()}")
-            tmp.write_text(mine)
-            try:
-                os.link(tmp, lock)  # atomic, and the lock is never seen empty
-                return True
-            except FileExistsError:
-                pass
-            except OSError:  # a file system without hard links
+        nonce = os.urandom(6).hex()
+        mine = json.dumps({**_me(), "time": time.time(), "nonce": nonce})
+        tmp = lock.with_name(f"{lock.name}-tmp{os.getpid()}-{nonce}")
+        self._write_new(tmp, mine)
+        try:
+            for _ in range(5):
                 try:
-                    fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+                    os.link(tmp, lock)  # atomic, and the lock is never seen empty
+                    return True
                 except FileExistsError:
                     pass
-                else:
-                    with os.fdopen(fd, "w") as f:
-                        f.write(mine)
-                    return True
-            finally:
-                tmp.unlink(missing_ok=True)
-            why = self._stale(lock)
-            if why is None:
-                return False
-            if why != "gone":
-                self._say(f"stale lock {lock} ({why}): taking it over")
-                lock.unlink(missing_ok=True)
-        return False
+                except OSError:  # a file system without hard links
+                    try:
+                        fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+                    except FileExistsError:
+                        pass
+                    else:
+                        with os.fdopen(fd, "w") as f:
+                            f.write(mine)
+                        return True
+                seen = _read_lock(lock)
+                if seen is None:
+                    continue  # released meanwhile: try again
+                why = self._judge(seen[0], seen[2])
+                if why is None:
+                    return False
+                taken = self._take_over(lock, tmp, seen, why)
+                if taken is not None:
+                    return taken
+            return False
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    def _take_over(self, lock, tmp, seen, why):
+        """Replace the stale lock ``seen`` (``_read_lock``'s record) by ``tmp``: ``True`` when this run
+        took it, ``False`` when another run is taking it over, ``None`` when the lock changed (look again)."""
+        raw, ident, _ = seen
+        digest = hashlib.sha256(raw + repr(ident).encode()).hexdigest()[:16]
+        stem = f"{lock.name}.takeover-{digest}-"
+        token = None
+        for gen in range(1000):
+            cand = lock.with_name(f"{stem}{gen}")
+            try:
+                os.close(os.open(cand, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+                token = cand
+                break
+            except FileExistsError:
+                try:
+                    age = time.time() - cand.stat().st_mtime
+                except FileNotFoundError:
+                    return None  # its holder has just finished: look at the lock again
+                if age < _TAKEOVER_GRACE:
+                    return False  # another run is taking this lock over right now
+                # left by a run that died mid-takeover: the next generation
+            except OSError as exc:
+                raise RunError(f"cannot take over the stale lock {lock} ({_why(exc)}): make the run store {self.folder} "
+                               "writable or choose another output folder (--out)") from None
+        if token is None:
+            return False
+        try:
+            now = _read_lock(lock)
+            # only the very file judged stale is replaced: a lock taken meanwhile is another run's
+            if now is None or now[:2] != (raw, ident) or self._judge(now[0], now[2]) is None:
+                return None
+            os.replace(tmp, lock)
+            self._say(f"stale lock {lock} ({why}): taking it over")
+            for left in lock.parent.glob(f"{stem}*"):  # tokens of runs that died taking this lock over
+                left.unlink(missing_ok=True)
+            return True
+        finally:
+            token.unlink(missing_ok=True)
 
     def holder(self, config):
         """What the lock file of ``config`` says (for messages), or ``None``."""
@@ -292,11 +418,14 @@ class RunStore:
         """Mark the lock of ``config`` as still held (its modification time): run every minute or so."""
         try:
             os.utime(self.lock_path(config))
-        except FileNotFoundError:
+        except OSError:  # gone, or the store turned read-only: the cell's own write will say so
             pass
 
     def release(self, config):
-        self.lock_path(config).unlink(missing_ok=True)
+        try:
+            self.lock_path(config).unlink(missing_ok=True)
+        except OSError:  # left behind: judged stale once this process has exited
+            pass
 
     def load(self, config, newer_than=None):
         """The stored result of ``config``, or ``None`` (missing, or corrupt and to be redone).
@@ -346,6 +475,12 @@ class RunStore:
         doc = {**self._ident(config), "result": result, "meta": meta or {}, "checksum": _checksum(result),
                "complete": True}
         tmp = p.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps(doc, default=float))
-        os.replace(tmp, p)
+        text = json.dumps(doc, default=float)
+        self._write_new(tmp, text)
+        try:
+            os.replace(tmp, p)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise RunError(f"cannot write {p} ({_why(exc)}): make the run store writable or choose another output "
+                           "folder (--out)") from None
         return p

@@ -8,6 +8,8 @@ OK, BAD_LABEL, BAD_TOKEN, BAD_INDEX, BAD_VALUE, NULL_VALUE, BAD_QID, UNSORTED, M
 
 #: the largest qid that fits int64: a larger one would wrap around and merge with a small qid
 _QID_MAX = 9223372036854775807
+#: the largest feature index (columns are int32)
+MAX_INDEX = 2000000000
 
 _POW10 = np.array([10.0 ** i for i in range(23)])
 
@@ -214,7 +216,7 @@ def parse_letor(buf, null_as_nan, labels, qids, has_qid, line_no, comment_span,
                 if not (48 <= c <= 57):
                     return BAD_INDEX, line, a, i, row, nf, n_slow
                 idx = idx * 10 + (c - 48)
-                if idx > 2000000000:
+                if idx > MAX_INDEX:
                     return BAD_INDEX, line, a, i, row, nf, n_slow
                 j += 1
             if idx < 1:

@@ -6,6 +6,7 @@ Format: one document per line, ``label qid:N idx:val idx:val ... # comment``; fe
 """
 
 import gzip
+import re
 import warnings
 import zlib
 from dataclasses import dataclass, field
@@ -176,6 +177,10 @@ def load_letor(path, *, dtype=X_FLOAT, sparse=False, n_features=None, null_as_na
     dtype = np.dtype(dtype)
     if dtype not in (np.float32, np.float64):
         raise ValueError(f"dtype must be float32 or float64, got {dtype}")
+    if n_features is not None and (isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer))
+                                   or n_features < 0):
+        # 2.5 was cut to 2 columns without a word
+        raise ValueError(f"n_features must be a non-negative integer or None, got {n_features!r}")
     raw = _read_bytes(path)
     if b"\r" in raw:
         # CRLF (Windows) and CR-only (classic Mac) line ends: one line each, as in a text editor. A
@@ -202,7 +207,12 @@ def load_letor(path, *, dtype=X_FLOAT, sparse=False, n_features=None, null_as_na
         cap *= 8
     if status != lp.OK:
         token = raw[ta:tb].decode("utf-8", "replace")
-        raise ValueError(f"{path}, line {line}: {_MESSAGES[status]}: {token!r}")
+        what = _MESSAGES[status]
+        if status == lp.BAD_TOKEN and token.startswith("qid:"):
+            what = "qid: must come once, right after the label"
+        elif status == lp.BAD_INDEX and token.split(":", 1)[0].isdigit() and int(token.split(":", 1)[0]) > lp.MAX_INDEX:
+            what = f"feature index beyond the largest supported ({lp.MAX_INDEX:,})"
+        raise ValueError(f"{path}, line {line}: {what}: {token!r}")
     for kind, index, a, b in slow[:n_slow]:
         text = raw[a:b].decode("ascii", "replace")
         try:
@@ -227,7 +237,7 @@ def load_letor(path, *, dtype=X_FLOAT, sparse=False, n_features=None, null_as_na
     bad = ~np.isfinite(labels)
     if bad.any():
         r = int(np.argmax(bad))
-        raise ValueError(f"{path}, line {line_no[r]}: label is not finite: {labels[r]!r}")
+        raise ValueError(f"{path}, line {line_no[r]}: label is not finite: {float(labels[r])!r}")
     rows, cols, vals = feat_row[:nf], feat_col[:nf], feat_val[:nf]
     if dtype == np.float32:
         # finite in float64 but beyond float32 (e.g. 1e39) would become inf in X without a word
@@ -245,6 +255,10 @@ def load_letor(path, *, dtype=X_FLOAT, sparse=False, n_features=None, null_as_na
             )
         width = int(n_features)
     if has_qid[0]:
+        if group_file is not None:
+            # the file's qid: and the group file would each give the queries: which one holds was unsaid
+            raise ValueError(f"{path}, line {line_no[0]}: the lines have qid: and group_file={str(group_file)!r} was "
+                             "given too; give the queries once (drop group_file=)")
         qid = qids[:n_rows].copy()
         group_ptr, r = qid_runs(qid)
         if r >= 0:
@@ -378,30 +392,131 @@ def _widen(X, width):
     return out
 
 
+#: qids are written as decimal integers: the range :func:`load_letor` reads back (int64)
+_QID_LIMIT = 2 ** 63
+#: a label up to this magnitude that is a whole number is written as an integer ("2", not "2.0")
+_INT_LABEL_LIMIT = 2 ** 53
+_INTEGER_TEXT = re.compile(r"\s*[+-]?\d+\s*")
+
+
+def _show(v):
+    """A value for a message: ``1.2``, not ``np.float64(1.2)``."""
+    return repr(v.item() if isinstance(v, np.generic) else v)
+
+
+def _letor_qids(qid):
+    """``qid`` as the int64 column a LETOR file holds (``qid:N``), or ``ValueError`` naming the row.
+
+    Accepted: integers, whole floats (``2.0``, as a pandas column with missing values holds them)
+    and strings of a decimal integer (``"17"``), within int64 (the range :func:`load_letor` reads).
+    Anything else (``1.2``, NaN, inf, ``"q7"``, ``None``) has no ``qid:N`` form; writing it rounded
+    merged distinct queries on reload. Distinct ids that write as one integer (``"7"`` and ``"007"``,
+    ``1`` and ``"1"``) raise as well.
+    """
+    q = np.asarray(qid)
+    if q.dtype.kind in "iu":
+        if q.dtype.kind == "u" and q.size and q.max() >= _QID_LIMIT:
+            r = int(np.argmax(q >= _QID_LIMIT))
+            raise ValueError(f"qid[{r}] = {_show(q[r])} does not fit a 64-bit signed integer (|qid| < 2**63), the "
+                             "range a LETOR file's qid:N is read back in")
+        return q.astype(np.int64)
+    if q.dtype.kind == "b":
+        raise ValueError("qid must hold integer query ids, got booleans")
+    out = np.empty(q.shape[0], dtype=np.int64)
+    for r, v in enumerate(q.tolist() if q.dtype.kind != "O" else q):
+        if isinstance(v, (bool, np.bool_)):
+            v = None  # True is not a query id
+        elif isinstance(v, (int, np.integer)):
+            v = int(v)
+        elif isinstance(v, (float, np.floating)):
+            v = int(v) if np.isfinite(v) and v == np.floor(v) else None
+        elif isinstance(v, (str, bytes, np.str_, np.bytes_)):
+            text = v.decode("ascii", "replace") if isinstance(v, (bytes, np.bytes_)) else str(v)
+            v = int(text) if _INTEGER_TEXT.fullmatch(text) else None
+        else:
+            v = None
+        if v is None:
+            raise ValueError(f"qid[{r}] = {_show(q[r])} is not an integer: a LETOR file writes qid:N with an integer N "
+                             "(map the ids to integers first, e.g. np.unique(qid, return_inverse=True)[1])")
+        if not -_QID_LIMIT < v < _QID_LIMIT:
+            raise ValueError(f"qid[{r}] = {_show(q[r])} does not fit a 64-bit signed integer (|qid| < 2**63), the range "
+                             "a LETOR file's qid:N is read back in")
+        out[r] = v
+    return out
+
+
+def _letor_labels(y, n):
+    """``y`` as float64, finite, one per row, or ``ValueError`` naming the row."""
+    try:
+        yf = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError):
+        yo = np.asarray(y, dtype=object).ravel()
+        for r, v in enumerate(yo):
+            try:
+                float(v)
+            except (TypeError, ValueError):
+                raise ValueError(f"y[{r}] = {v!r} is not a number") from None
+        raise
+    if yf.ndim != 1:
+        raise ValueError(f"y must be 1-D (one label per row), got shape {yf.shape}")
+    if yf.shape[0] != n:
+        raise ValueError(f"y has {yf.shape[0]} rows, X has {n}")
+    bad = ~np.isfinite(yf)
+    if bad.any():
+        r = int(np.argmax(bad))
+        raise ValueError(f"y[{r}] = {_show(yf[r])} is not finite: a LETOR label is a finite number "
+                         f"({int(bad.sum())} rows in all)")
+    return yf
+
+
 def save_letor(path, X, y, group_ptr=None, qid=None, comments=None):
     """Write a LETOR file (``label qid:N idx:val ...``, zeros of sparse input omitted).
 
-    Exactly one of ``group_ptr`` / ``qid`` gives the queries; a comment holding a line break raises
-    ``ValueError`` (nothing of it would survive a reload as a comment). Values are written in the shortest
-    form that round-trips their own dtype (numpy's ``str`` of the float32 or float64 value), so
-    :func:`load_letor` with the same dtype reads back identical numbers.
+    Exactly one of ``group_ptr`` / ``qid`` gives the queries (``group_ptr`` writes ``qid:0, 1, ...``).
+    ``qid`` holds integers in int64's range (whole floats and decimal strings such as ``"17"`` are
+    accepted); labels are finite numbers, written as integers when whole; feature values are finite
+    or NaN (written ``NULL``: read it back with ``null_as_nan=True``). Anything else raises
+    ``ValueError`` naming the argument and the row before the file is opened: a non-integral,
+    missing or non-numeric qid, distinct qids that would be written as one ``qid:N`` (``"7"`` and
+    ``"007"``), a NaN or infinite label, an infinite feature value, a comment holding a line break
+    (nothing of it would survive a reload as a comment). Values are written in the shortest form
+    that round-trips their own dtype (numpy's ``str`` of the float32 or float64 value), so
+    :func:`load_letor` with the same dtype reads back identical numbers, labels and queries.
     """
-    from .groups import ptr_to_qid, resolve_group_ptr
+    from .groups import ptr_to_qid, qid_runs, resolve_group_ptr
 
     n = X.shape[0]
+    if qid is not None and group_ptr is not None:
+        raise ValueError("give only one of group_ptr, qid (got both)")
     if qid is None:
         ptr = resolve_group_ptr(n, group_ptr=group_ptr)
         qid = ptr_to_qid(ptr)
     else:
-        resolve_group_ptr(n, qid=qid)  # contiguity check
-    y = np.asarray(y)
-    if y.shape[0] != n:
-        raise ValueError(f"y has {y.shape[0]} rows, X has {n}")
+        ptr = resolve_group_ptr(n, qid=qid)  # contiguity check (names the row)
+        written = _letor_qids(qid)
+        wptr, r = qid_runs(written)
+        if r < 0 and not np.array_equal(wptr, ptr):
+            r = int(np.setdiff1d(ptr, wptr)[0])
+        if r >= 0:
+            q = np.asarray(qid)
+            prev = int(np.flatnonzero(written[:r] == written[r])[-1])
+            raise ValueError(f"qid[{r}] = {_show(q[r])} and qid[{prev}] = {_show(q[prev])} are different queries that would both "
+                             f"be written qid:{written[r]} (and merge on reload); map the ids to distinct integers")
+        qid = written
+    y = _letor_labels(y, n)
     Xc = X.tocsr() if sp.issparse(X) else None
     if Xc is None:
         X = np.asarray(X)
         if X.dtype not in (np.float32, np.float64):
             X = X.astype(np.float64)
+        values, where = X, lambda e: np.unravel_index(e, X.shape)
+    else:
+        values, where = Xc.data, lambda e: (int(np.searchsorted(Xc.indptr, e, side="right") - 1), Xc.indices[e])
+    inf = np.isinf(values)
+    if inf.any():
+        r, j = where(int(np.argmax(inf.ravel())))
+        raise ValueError(f"X[{int(r)}, {int(j)}] = {_show(values.ravel()[int(np.argmax(inf.ravel()))])} is infinite: a LETOR "
+                         "file has no infinite value (load_letor refuses it); NaN is written as NULL")
     if comments is not None:
         if len(comments) != n:
             raise ValueError(f"comments has {len(comments)} entries, X has {n} rows")
@@ -420,7 +535,9 @@ def save_letor(path, X, y, group_ptr=None, qid=None, comments=None):
             else:
                 items = ((j + 1, v) for j, v in enumerate(X[r]))
             feats = " ".join(f"{j}:{'NULL' if np.isnan(v) else str(v)}" for j, v in items)
-            line = f"{repr(float(y[r])) if y[r] != int(y[r]) else int(y[r])} qid:{int(qid[r])} {feats}"
+            label = y[r]
+            label = int(label) if label == np.floor(label) and abs(label) < _INT_LABEL_LIMIT else repr(float(label))
+            line = f"{label} qid:{int(qid[r])} {feats}"
             if comments is not None:
                 line += f" # {comments[r]}"
             f.write(line.rstrip() + "\n")

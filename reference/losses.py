@@ -83,11 +83,39 @@ class Logistic:
         return F
 
 
+#: the largest McRank grade: it fits one tree per grade per round and holds (rows × grades) arrays of
+#: scores, gradients, Hessians and probabilities, so a stray label of 1e6 asked for 22 GB and an OOM kill
+MCRANK_MAX_GRADE = 99
+
+
 class McRank:
-    """Multi-class classification over grades (one tree per grade per round)."""
+    """Multi-class classification over grades ``0..n_classes−1`` (one tree per grade per round);
+    at most ``MCRANK_MAX_GRADE + 1`` grades. :meth:`from_labels` checks the labels first."""
 
     def __init__(self, n_classes):
+        if isinstance(n_classes, bool) or not isinstance(n_classes, (int, np.integer)) \
+                or not 1 <= n_classes <= MCRANK_MAX_GRADE + 1:
+            raise ValueError(f"McRank takes 1..{MCRANK_MAX_GRADE + 1} grades, got n_classes={n_classes!r}")
         self.n_columns = int(n_classes)
+
+    @classmethod
+    def from_labels(cls, y, name="y"):
+        """McRank over grades ``0..max(y)``: ``y`` must hold integer grades in ``0..MCRANK_MAX_GRADE``.
+
+        Raises ``ValueError`` naming the first offending row before any (rows × grades) array exists.
+        """
+        y = np.asarray(y, dtype=np.float64)
+        if y.size == 0:
+            return cls(1)
+        for bad, what in ((y != np.floor(y), "is not an integer grade"), (y < 0, "is negative"),
+                          (y > MCRANK_MAX_GRADE, f"asks for {y.max() + 1:,.0f} grade columns")):
+            if bad.any():
+                r = int(np.argmax(bad))
+                raise ValueError(
+                    f"objective='mcrank' needs integer relevance grades 0..{MCRANK_MAX_GRADE} (one tree and one "
+                    f"(rows × grades) score column per grade): {name}[{r}] = {y[r].item()!r} {what}; map the labels "
+                    "to grades 0..K (e.g. np.unique(y, return_inverse=True)[1]) or use objective='lambda'")
+        return cls(int(y.max()) + 1)
 
     def _proba(self, F):
         z = F - F.max(axis=1, keepdims=True)

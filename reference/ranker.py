@@ -33,6 +33,7 @@ class MARTRanker(BaseEstimator):
     Parameters
     ----------
     objective : {"lambda", "ls", "logistic", "mcrank"}
+        ``"mcrank"`` takes integer grades 0..99 (``reference.losses.MCRANK_MAX_GRADE``; one tree per grade per round).
     metric, k, sigma : the lambda objective (any of ``lambda_objectives.OBJECTIVES``: "ndcg", "err", "map",
         "mrr", "ranknet", the LambdaLoss weights, the listwise "xendcg" or the sampled "yetirank",
         whose options go in ``kernel_options`` and whose seed is ``random_state``), cutoff, σ
@@ -191,9 +192,7 @@ class MARTRanker(BaseEstimator):
         if self.objective == "logistic":
             return Logistic(self.threshold, self.balanced)
         if self.objective == "mcrank":
-            if np.any(y != np.floor(y)):
-                raise ValueError("objective='mcrank' needs integer relevance grades")
-            return McRank(int(y.max()) + 1)
+            return McRank.from_labels(y)
         if self.metric == "xendcg":
             return XENDCG(self.random_state, self.n_threads, **(self.kernel_options or {}))
         if self.metric == "yetirank":

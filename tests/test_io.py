@@ -263,3 +263,106 @@ def test_save_letor_refuses_a_line_break_in_a_comment(tmp_path):
     assert not path.exists()  # checked before anything is written
     with pytest.raises(ValueError, match="comments has 1 entries"):
         save_letor(path, X, y, qid=np.array([1, 1]), comments=["one"])
+
+
+# --- save_letor: what a LETOR file can hold (issue #31 item 6) ---
+
+
+@pytest.mark.parametrize("qid, row, shown", [
+    ([1.2, 1.7, 2.0], 0, "1.2"),  # 0.1 wrote qid:1 twice: two queries merged on reload
+    ([1.0, 1.0, 2.5], 2, "2.5"),
+    (["a", "a", "b"], 0, "'a'"),  # ended in "invalid literal for int()" naming nothing
+    (["1", "1", "q2"], 2, "'q2'"),
+    (np.array([1, 1, 2.5], dtype=object), 2, "2.5"),
+])
+def test_save_letor_refuses_qids_without_an_integer_form_naming_the_row(tmp_path, qid, row, shown):
+    path = tmp_path / "q.txt"
+    with pytest.raises(ValueError, match=rf"qid\[{row}\] = {shown} is not an integer"):
+        save_letor(path, np.ones((3, 2)), np.array([1.0, 0.0, 2.0]), qid=qid)
+    assert not path.exists()  # checked before the file is opened
+
+
+@pytest.mark.parametrize("qid", [["7", "007", "8"], ["7", "8", "007"], ["7", "+7", "8"], [" 7", "7", "8"]])
+def test_save_letor_refuses_distinct_qids_written_as_one_integer(tmp_path, qid):
+    with pytest.raises(ValueError, match=r"are different queries that would both be written qid:7"):
+        save_letor(tmp_path / "q.txt", np.ones((3, 2)), np.array([1.0, 0.0, 2.0]), qid=qid)
+
+
+def test_save_letor_qids_out_of_int64_and_queries_given_twice(tmp_path):
+    X, y = np.ones((3, 2)), np.array([1.0, 0.0, 2.0])
+    with pytest.raises(ValueError, match=r"qid\[0\] = 9223372036854775809 does not fit a 64-bit"):
+        save_letor(tmp_path / "q.txt", X, y, qid=np.array([2 ** 63 + 1, 2 ** 63 + 1, 1], dtype=np.uint64))
+    with pytest.raises(ValueError, match=r"qid\[2\] = 1e\+19 does not fit"):
+        save_letor(tmp_path / "q.txt", X, y, qid=[1.0, 1.0, 1e19])
+    with pytest.raises(ValueError, match="give only one of group_ptr, qid"):  # qid won silently
+        save_letor(tmp_path / "q.txt", X, y, qid=[1, 1, 2], group_ptr=[0, 3])
+    with pytest.raises(ValueError, match=r"qid contains NaN or inf \(first at row 1"):
+        save_letor(tmp_path / "q.txt", X, y, qid=[1.0, np.nan, 2.0])
+
+
+@pytest.mark.parametrize("qid, want", [
+    ([3.0, 3.0, 2.0, 2.0], [3, 3, 2, 2]),  # a pandas column with missing values holds whole floats
+    (["17", "17", "-4", "-4"], [17, 17, -4, -4]),
+    (np.array([2 ** 63 - 1, 2 ** 63 - 1, -(2 ** 63 - 1), -(2 ** 63 - 1)], dtype=np.int64),
+     [2 ** 63 - 1, 2 ** 63 - 1, -(2 ** 63 - 1), -(2 ** 63 - 1)]),
+    (np.array([5, 5, 9, 9], dtype=np.uint8), [5, 5, 9, 9]),
+])
+def test_save_letor_round_trips_integer_qids_in_every_accepted_form(tmp_path, qid, want):
+    X = np.arange(8.0).reshape(4, 2)
+    y = np.array([2.0, 0.0, 1.5, -1.0])
+    save_letor(tmp_path / "q.txt", X, y, qid=qid)
+    d = load_letor(tmp_path / "q.txt", dtype=np.float64)
+    np.testing.assert_array_equal(d.qid, want)
+    np.testing.assert_array_equal(d.group_ptr, [0, 2, 4])
+    np.testing.assert_array_equal(d.y, y)
+    np.testing.assert_array_equal(d.X, X)
+    near = np.array(qid, dtype=object)
+    near[-1] = "-4.5" if isinstance(qid[0], str) else 0.5  # no integer form: 0.1 wrote qid:-4 / qid:0
+    with pytest.raises(ValueError, match=r"qid\[3\] = '?-?[04].5'? is not an integer"):
+        save_letor(tmp_path / "q.txt", X, y, qid=near)
+
+
+@pytest.mark.parametrize("label, error", [(np.nan, ValueError), (np.inf, ValueError), (-np.inf, ValueError)])
+def test_save_letor_refuses_non_finite_labels_naming_the_row(tmp_path, label, error):
+    # 0.1: "cannot convert float NaN to integer" / OverflowError, no argument or row named
+    with pytest.raises(error, match=r"y\[1\] = -?(nan|inf) is not finite"):
+        save_letor(tmp_path / "y.txt", np.ones((3, 2)), [1.0, label, 2.0], qid=[1, 1, 2])
+    with pytest.raises(ValueError, match=r"y\[2\] = 'x' is not a number"):
+        save_letor(tmp_path / "y.txt", np.ones((3, 2)), ["1", "0", "x"], qid=[1, 1, 2])
+    with pytest.raises(ValueError, match=r"y must be 1-D"):
+        save_letor(tmp_path / "y.txt", np.ones((3, 2)), np.ones((3, 1)), qid=[1, 1, 2])
+
+
+def test_save_letor_round_trips_large_and_fractional_labels_and_refuses_infinite_features(tmp_path):
+    y = np.array([1e300, 2.0 ** 60 + 2 ** 8, 0.1, -3.0])
+    save_letor(tmp_path / "y.txt", np.ones((4, 1)), y, group_ptr=[0, 4])
+    np.testing.assert_array_equal(load_letor(tmp_path / "y.txt").y, y)
+    X = np.ones((3, 2))
+    X[2, 1] = -np.inf  # written as "-inf", which load_letor refuses
+    for Xi in (X, sp.csr_matrix(X)):
+        with pytest.raises(ValueError, match=r"X\[2, 1\] = -inf is infinite"):
+            save_letor(tmp_path / "x.txt", Xi, [1, 0, 2], qid=[1, 1, 2])
+    X[2, 1] = np.nan  # missing: NULL, read back with null_as_nan
+    save_letor(tmp_path / "x.txt", X, [1, 0, 2], qid=[1, 1, 2])
+    assert np.isnan(load_letor(tmp_path / "x.txt", null_as_nan=True).X[2, 1])
+
+
+@pytest.mark.parametrize("text, match", [
+    ("1 qid:1 1:1 qid:2\n", r"line 1: qid: must come once, right after the label: 'qid:2'"),
+    ("1 1:1 qid:1\n", r"line 1: qid: must come once, right after the label: 'qid:1'"),
+    ("1 qid:1 1:1\n0 qid:1 3000000000:1\n", r"line 2: feature index beyond the largest supported \(2,000,000,000\)"),
+])
+def test_loader_names_what_is_wrong_with_a_line(tmp_path, text, match):
+    with pytest.raises(ValueError, match=match):
+        load_letor(_write(tmp_path / "b.txt", text))
+
+
+def test_loader_refuses_queries_given_twice_and_a_fractional_width(tmp_path):
+    path = _write(tmp_path / "q.txt", "1 qid:1 1:1\n0 qid:2 1:1\n")
+    _write(tmp_path / "sizes", "2\n")
+    # the group file was ignored silently: which queries held was unsaid
+    with pytest.raises(ValueError, match=r"q.txt, line 1: the lines have qid: and group_file=.*give the queries once"):
+        load_letor(path, group_file=tmp_path / "sizes")
+    with pytest.raises(ValueError, match=r"n_features must be a non-negative integer or None, got 2.5"):
+        load_letor(path, n_features=2.5)  # cut to 2 columns without a word
+    assert load_letor(path, n_features=np.int64(3)).X.shape == (2, 3)

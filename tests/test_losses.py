@@ -73,3 +73,26 @@ def test_yetirank_loss_advances_its_round_and_records_the_noise_free_pair_loss()
     q0 = 0.15 * 2 * np.log1p(np.exp(-(0.2 - 1.0))) + 0.15 * 0.5 * 1 * np.log1p(np.exp(-(0.2 + 0.5)))
     q1 = 0.15 * 1 * np.log1p(np.exp(-(0.4 - 0.0)))
     assert loss.loss(F, y, ptr) == pytest.approx((q0 + q1) / 2, rel=1e-12)
+
+
+@pytest.mark.parametrize("label, what", [(1e6, "asks for 1,000,001 grade columns"), (2.5, "is not an integer grade"),
+                                         (100.0, "asks for 101 grade columns")])
+def test_mcrank_grades_are_bounded_before_any_rows_by_grades_array(label, what):
+    # a label of 1e6 allocated (rows × 1,000,001) float64 arrays: 22 GB and an OOM kill, no exception
+    from reference import MARTRanker
+    from reference.losses import MCRANK_MAX_GRADE
+
+    assert MCRANK_MAX_GRADE == 99
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(3000, 3)), rng.integers(0, 3, 3000).astype(float)
+    y[1234] = label
+    with pytest.raises(ValueError, match=rf"objective='mcrank' needs integer relevance grades 0..99 .*y\[1234\] = "
+                                         rf"{label!r} {what}"):
+        MARTRanker(objective="mcrank", n_estimators=1).fit(X, y, group=[1000, 2000])
+    with pytest.raises(ValueError, match=r"McRank takes 1..100 grades, got n_classes=1000001"):
+        McRank(1_000_001)
+    y[1234] = -1.0  # MARTRanker's label check says it first; the loss on its own too
+    with pytest.raises(ValueError, match=r"y\[1234\] = -1.0 is negative"):
+        McRank.from_labels(y)
+    y[1234] = MCRANK_MAX_GRADE  # the largest grade still trains
+    assert McRank.from_labels(y).n_columns == 100

@@ -107,3 +107,76 @@ def test_dask_local_cluster_fills_the_same_store_once(tmp_path):
     assert _computed(marks) == list(range(5))  # the cluster computed only what the store lacked
     run_grid(grid, square, store, args=(str(marks),))  # a resumed local run computes nothing
     assert _computed(marks) == list(range(5))
+
+
+# --- failures of a worker, the store and the output folder (issue #31 item 8) ---
+
+
+def die_on_one(cfg, marks):
+    if cfg["x"] == 1:
+        os.kill(os.getpid(), 9)  # as the kernel's OOM killer does
+    return square(cfg, marks)
+
+
+@pytest.mark.parametrize("jobs, isolate", [(2, False), (1, True)])
+def test_a_killed_worker_is_one_error_naming_the_store(tmp_path, jobs, isolate):
+    from comparisons.runstore import RunError
+
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    store = RunStore(tmp_path / "runs", "t")
+    with pytest.raises(RunError, match=rf"grid: a worker process died \(killed by a signal, e.g. out of memory\) with "
+                                       rf"\d of 3 cells unfinished; .* stored in {tmp_path / 'runs'}: run the command "
+                                       r"again to resume"):  # 0.1: a raw BrokenProcessPool traceback
+        run_grid([{"x": i} for i in range(3)], die_on_one, store, args=(str(marks),), jobs=jobs, isolate=isolate,
+                 desc="grid")
+    assert not list((tmp_path / "runs").glob("*.lock"))  # the unfinished cells' locks are released
+
+
+def _read_only(folder, argv):
+    """Run ``argv`` with ``folder`` read-only: its modes for a user; root ignores modes, so a read-only
+    bind mount in a mount namespace of its own (skipped where that is not allowed)."""
+    import shutil
+    import subprocess
+
+    if os.geteuid() != 0:
+        paths = [folder, *folder.rglob("*")]
+        for p in paths:
+            p.chmod(p.stat().st_mode & ~0o222)
+        try:
+            return subprocess.run(argv, capture_output=True, text=True)
+        finally:
+            for p in paths:
+                p.chmod(p.stat().st_mode | 0o200)
+    if shutil.which("unshare") is None:
+        pytest.skip("root without unshare: no read-only folder to test with")
+    script = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"'
+    res = subprocess.run(["unshare", "-m", "sh", "-c", script, str(folder), *argv], capture_output=True, text=True)
+    if "mount:" in res.stderr or "unshare:" in res.stderr:
+        pytest.skip(f"no read-only bind mount here: {res.stderr.strip()[:200]}")
+    return res
+
+
+def test_a_read_only_or_misnamed_output_folder_is_one_line_and_a_stored_table_is_still_printed(letor_folder, tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "eng"
+    cmd = [sys.executable, "-m", "comparisons", "engines", "--data", str(letor_folder), "--folds", "1", "--rounds", "2",
+           "--leaves", "4", "--min-data", "5", "--systems", "reference-ole"]
+    first = subprocess.run(cmd + ["--out", str(out)], capture_output=True, text=True, cwd=os.getcwd())
+    assert first.returncode == 0, first.stderr[-2000:]
+    # every cell stored: the table is printed, then the unwritable outputs are one line (0.1: a traceback, no table)
+    res = _read_only(out, cmd + ["--out", str(out)])
+    assert res.returncode == 1 and "| reference-ole |" in res.stdout
+    last = res.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"error: cannot write {out / 'engines.md'} (") and "choose an output folder (--out)" in last
+    assert "Traceback" not in res.stderr
+    # cells to compute need the store: one line naming it
+    res = _read_only(out, cmd + ["--out", str(out), "--seed", "7"])
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    assert res.stderr.strip().splitlines()[-1].startswith(f"error: cannot write to the run store {out / 'runs'} (")
+    (tmp_path / "table.md").write_text("a file")
+    res = subprocess.run(cmd + ["--out", str(tmp_path / "table.md")], capture_output=True, text=True)
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    assert f"{tmp_path / 'table.md'} is a file, not a folder" in res.stderr.strip().splitlines()[-1]

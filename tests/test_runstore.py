@@ -204,3 +204,88 @@ def test_a_pooled_folder_is_fingerprinted_by_its_files(tmp_path):
     assert set(before) == {"rank.train", "rank.train.query"}
     (folder / "rank.train").write_text("2 1:0.5\n")
     assert data_fingerprint(cfg) != before
+
+
+# --- atomic takeover, the old lock format, an unusable store (issue #31 item 8) ---
+
+
+def _contend(folder, barrier, results, trials):
+    """One run: at each trial, claim the stale lock of that trial's store at the barrier's release."""
+    for t in range(trials):
+        store = RunStore(os.path.join(folder, str(t)), "x", key={}, code=())
+        barrier.wait()
+        results.put((t, store.claim({"a": 1})))
+
+
+def _dead_pid():
+    return int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True).stdout)
+
+
+@pytest.mark.parametrize("n_runs", [2, 4])
+def test_a_stale_lock_judged_stale_by_several_runs_at_once_has_exactly_one_winner(tmp_path, n_runs):
+    # 0.1: each run read the lock, judged it stale and unlinked whatever was there, the winner's new lock
+    # included: 145/150 trials with 2 processes, 150/150 with 4 had several winners
+    import multiprocessing
+
+    trials, dead = 150, _dead_pid()
+    stale = [json.dumps({"host": socket.gethostname(), "pid": dead, "start": "1", "boot": None}),
+             f"{socket.gethostname()} {dead}"]  # the format before start times, too
+    for t in range(trials):
+        store = RunStore(tmp_path / str(t), "x", key={}, code=())
+        store.lock_path({"a": 1}).write_text(stale[t % 2])
+    ctx = multiprocessing.get_context("spawn")
+    barrier, results = ctx.Barrier(n_runs), ctx.Queue()
+    runs = [ctx.Process(target=_contend, args=(str(tmp_path), barrier, results, trials)) for _ in range(n_runs)]
+    for p in runs:
+        p.start()
+    wins = {}
+    for _ in range(trials * n_runs):
+        t, won = results.get(timeout=120)
+        wins[t] = wins.get(t, 0) + won
+    for p in runs:
+        p.join(timeout=60)
+    assert all(p.exitcode == 0 for p in runs)
+    assert sorted(wins.values()) == [1] * trials, {t: w for t, w in wins.items() if w != 1}
+    leftovers = [p.name for p in tmp_path.rglob("*") if p.is_file() and not p.name.endswith(".lock")]
+    assert leftovers == []  # no takeover token or temporary file is left behind
+
+
+def test_an_old_format_lock_of_a_live_pid_is_never_waited_on_for_ever(tmp_path, capsys):
+    store = RunStore(tmp_path, "x", stale_seconds=3600)
+    cfg = {"a": 1}
+    lock = store.lock_path(cfg)
+    lock.write_text(f"{socket.gethostname()} {os.getpid()}")  # this process, alive and older than the lock
+    assert not store.claim(cfg)  # it may be the holder: kept while younger than stale_seconds
+    old = time.time() - 30
+    os.utime(lock, (old, old))
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        time.sleep(0.2)
+        lock.write_text(f"{socket.gethostname()} {sleeper.pid}")
+        os.utime(lock, (old, old))  # written 30 s before its pid's process started: the pid was reused
+        assert store.claim(cfg)
+        assert "started after the lock was written" in capsys.readouterr().out
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    store.release(cfg)
+    from comparisons.runstore import _started_at
+
+    born = _started_at(1)  # pid 1: alive, and older than a lock written after it started
+    if born is None or born > time.time() - 10:
+        pytest.skip("no start time of pid 1 to date the lock after")
+    lock.write_text(f"{socket.gethostname()} 1")
+    os.utime(lock, (born + 5, born + 5))
+    assert RunStore(tmp_path, "x", stale_seconds=1).claim(cfg)  # never refreshed: stale after stale_seconds
+    assert "held by pid 1 (old format, never refreshed)" in capsys.readouterr().out
+
+
+def test_a_store_under_a_file_is_one_error_naming_the_file(tmp_path):
+    from comparisons.runstore import RunError
+
+    (tmp_path / "results.md").write_text("not a folder")
+    for folder in (tmp_path / "results.md" / "runs", tmp_path / "results.md" / "a" / "runs"):
+        with pytest.raises(RunError, match=rf"cannot create the run store .*: {tmp_path / 'results.md'} is a file, "
+                                           r"not a folder; choose an output folder \(--out\)"):
+            RunStore(folder, "x")
