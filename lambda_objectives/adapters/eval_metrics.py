@@ -181,8 +181,8 @@ def _stop_on_the_best(metric):
     and the worst iteration kept. The metric is evaluated before that update by the training's
     ``CallbackContainer``, found here on the call stack; each ``EarlyStopping`` in it watching this
     metric (by ``metric_name``, or as the last metric logged, which a ``custom_metric`` returning
-    one value is) gets the direction its name cannot tell: ``maximize=None`` becomes ``True``, and
-    ``maximize=False`` raises ``ValueError``. Outside a training (a direct call, ``Booster.eval_set``)
+    one value is) gets the direction its name cannot tell: ``maximize=None`` becomes ``True`` (on the
+    callback itself, where XGBoost would store its guess), and ``maximize=False`` raises ``ValueError``. Outside a training (a direct call, ``Booster.eval_set``)
     nothing is looked at. ``tests/test_adapters.py`` pins this against the installed XGBoost.
     """
     callback = getattr(sys.modules.get("xgboost"), "callback", None)
