@@ -646,20 +646,24 @@ def test_lightgbm_metric_names_do_not_clash_and_weights_count_as_in_the_engines(
     r.fit(d.X, d.y, group=d.group, eval_set=[(d.X.copy(), d.y.copy())], eval_group=[d.group], eval_at=[5],
           eval_metric=lightgbm_metric("ndcg@5"))
     assert {"ndcg@5", "lo_ndcg@5"} <= set(r.evals_result_["valid_0"]) and len(r.evals_result_["valid_0"]["lo_ndcg@5"]) == 3
-    # weights: LightGBM's per-document weights (a query weighs their mean), XGBoost's per query; our
-    # value equals the engine's own weighted NDCG (0.602 vs 0.577 when weights were ignored)
+    # weights: LightGBM's per-document weights (a query weighs their mean), XGBoost's per query; our value
+    # equals the engine's own weighted NDCG where that is a weighted mean: every query has a relevant
+    # document (the engines add an empty one unweighted: see
+    # test_weighted_ndcg_differs_from_the_engines_only_on_queries_without_relevant_documents)
+    y = d.y.copy()
+    y[d.group_ptr[:-1][np.maximum.reduceat(y, d.group_ptr[:-1]) == 0]] = 1.0
     log = {}
-    ds = lgb.Dataset(d.X, d.y, group=d.group, weight=doc_w)
+    ds = lgb.Dataset(d.X, y, group=d.group, weight=doc_w)
     lgb.train({"objective": "lambdarank", "metric": "ndcg", "eval_at": [5], "verbose": -1, "num_leaves": 7}, ds, 5,
               valid_sets=[ds], valid_names=["t"], feval=lightgbm_metric("ndcg@5"), callbacks=[lgb.record_evaluation(log)])
     np.testing.assert_allclose(log["t"]["lo_ndcg@5"], log["t"]["ndcg@5"], rtol=1e-6)
-    dm = xgb.DMatrix(d.X, d.y, group=d.group, weight=query_w)
+    dm = xgb.DMatrix(d.X, y, group=d.group, weight=query_w)
     native, ours = {}, {}
     bx = xgb.train({"objective": "rank:ndcg", "eval_metric": "ndcg@5", "max_depth": 3}, dm, 5, evals=[(dm, "t")],
                    evals_result=native, verbose_eval=False)
     assert xgboost_metric("ndcg@5", convention="xgboost")(bx.predict(dm, output_margin=True), dm)[1] == \
         pytest.approx(native["t"]["ndcg@5"][-1], rel=1e-6)
-    unweighted = np.mean(metric_values(bx.predict(dm, output_margin=True), d.y, d.group_ptr, "ndcg@5"))
+    unweighted = np.mean(metric_values(bx.predict(dm, output_margin=True), y, d.group_ptr, "ndcg@5"))
     assert abs(unweighted - native["t"]["ndcg@5"][-1]) > 1e-4  # the weights matter here
     with pytest.raises(ValueError, match="weights for"):
         xgboost_metric("ndcg@5")(bx.predict(dm), xgb.DMatrix(d.X, d.y, group=d.group, weight=np.ones(d.n_queries + 1)))
@@ -786,3 +790,195 @@ def test_catboost_metric_weights_queries_as_catboost_does():
     assert ours.get_final_error(value, w) == pytest.approx(native, rel=1e-6)
     unweighted = ours.evaluate([m.predict(d.X)], d.y, None)[0]
     assert abs(unweighted - native) > 1e-4  # the weights matter here
+
+
+# --- issue #31: early stopping keeps the best iteration; weighted eval metrics are weighted means ---
+_EVAL_SPECS = ["ndcg", "ndcg@10", "err", "err@10", "map", "map@10", "mrr", "mrr@10"]
+
+
+@pytest.fixture(scope="module")
+def stopping_data():
+    from lambda_objectives import make_ranking
+
+    d = make_ranking(200, docs_per_query=(5, 30), n_features=8, seed=1)
+    return d.subset(np.arange(150)), d.subset(np.arange(150, 200))
+
+
+def _xgb_stopping_run(stopping_data, spec, **train_kw):
+    tr, va = stopping_data
+    obj = XGBoostObjective("ndcg")
+    dtr, dva = xgb.DMatrix(tr.X, tr.y, group=tr.group), xgb.DMatrix(va.X, va.y, group=va.group)
+    log = {}
+    b = xgb.train(obj.params(max_depth=3, eta=0.3, nthread=1), dtr, 60, obj=obj, evals=[(dtr, "tr"), (dva, "va")],
+                  custom_metric=xgboost_metric(spec), evals_result=log, verbose_eval=False, **train_kw)
+    return b, log["va"][spec], dva
+
+
+@pytest.mark.parametrize("spec", _EVAL_SPECS)
+def test_xgboost_early_stopping_rounds_keeps_the_best_iteration(stopping_data, spec):
+    # XGBoost guesses the direction from the name and minimised err/mrr: best_iteration was the worst one
+    b, hist, dva = _xgb_stopping_run(stopping_data, spec, early_stopping_rounds=5)
+    assert max(hist) > min(hist)  # the direction matters on this history
+    assert b.best_iteration == int(np.argmax(hist)) and float(b.best_score) == pytest.approx(max(hist), abs=1e-6)
+    # Booster.predict uses every tree unless told (the user guide says so): iteration_range picks the best
+    best = b.predict(dva, output_margin=True, iteration_range=(0, b.best_iteration + 1))
+    assert xgboost_metric(spec)(best, dva)[1] == pytest.approx(max(hist), abs=1e-6)
+
+
+def test_xgboost_early_stopping_direction_in_every_idiom(stopping_data):
+    # a user's EarlyStopping without maximize is told to maximise ours, as xgb.train's own is
+    es = xgb.callback.EarlyStopping(rounds=5)
+    b, hist, _ = _xgb_stopping_run(stopping_data, "err@10", callbacks=[es])
+    assert es.maximize is True and b.best_iteration == int(np.argmax(hist))
+    # told to minimise a gain: refused before a model is returned, with the fix in the message
+    for kw in ({"early_stopping_rounds": 5, "maximize": False},
+               {"callbacks": [xgb.callback.EarlyStopping(rounds=5, metric_name="mrr@10", maximize=False)]}):
+        with pytest.raises(ValueError, match=r"maximize=True.*xgboost_early_stopping"):
+            _xgb_stopping_run(stopping_data, "mrr@10", **kw)
+    # a callback watching another metric is not ours to change
+    es = xgb.callback.EarlyStopping(rounds=5, metric_name="other", maximize=False)
+    with pytest.raises(ValueError, match="No metric named: other"):
+        _xgb_stopping_run(stopping_data, "err@10", callbacks=[es])
+    assert es.maximize is False
+    # xgb.cv keeps the results up to the best iteration: the last row is the maximum
+    tr, _ = stopping_data
+    obj = XGBoostObjective("ndcg")
+    res = xgb.cv(obj.params(max_depth=3, eta=0.3, nthread=1), xgb.DMatrix(tr.X, tr.y, group=tr.group), 60, nfold=3,
+                 obj=obj, custom_metric=xgboost_metric("err@10"), early_stopping_rounds=5, seed=0)
+    col = res["test-err@10-mean"]
+    assert col.iloc[-1] == col.max() and len(col) > 1
+    # the explicit helper still works, and refuses another engine's metric object
+    from lambda_objectives import xgboost_early_stopping
+
+    b, hist, _ = _xgb_stopping_run(stopping_data, "mrr", callbacks=[xgboost_early_stopping(5, "mrr")])
+    assert b.best_iteration == int(np.argmax(hist))
+    with pytest.raises(ValueError, match=r"another engine's.*xgboost_metric\('err@10'\)"):
+        xgboost_early_stopping(5, lightgbm_metric("err@10"))
+
+
+@pytest.mark.parametrize("spec, opts", [("err@10", {}), ("mrr@10", {"threshold": 2}), ("map@10", {}), ("ndcg", {})])
+def test_lightgbm_early_stopping_maximises_our_metrics(stopping_data, spec, opts):
+    # our feval says is_higher_better=True, which lgb.early_stopping reads; predict uses the best iteration
+    tr, va = stopping_data
+    log = {}
+    b = lgb.train({**LGB_PARAMS, "objective": LightGBMObjective("ndcg"), "metric": "None"},
+                  lgb.Dataset(tr.X, tr.y, group=tr.group), 80,
+                  valid_sets=[lgb.Dataset(va.X, va.y, group=va.group)], valid_names=["va"],
+                  feval=lightgbm_metric(spec, **opts),
+                  callbacks=[lgb.record_evaluation(log), lgb.early_stopping(5, verbose=False)])
+    hist = log["va"]["lo_" + spec]
+    assert max(hist) > min(hist)
+    assert b.best_iteration == int(np.argmax(hist)) + 1
+    np.testing.assert_array_equal(b.predict(va.X), b.predict(va.X, num_iteration=b.best_iteration))
+
+
+@pytest.mark.parametrize("spec", ["map@5", "err@5"])
+def test_sklearn_rankers_early_stopping_maximises_our_metrics(stopping_data, spec):
+    from lambda_objectives import LGBMLambdaRanker
+
+    tr, va = stopping_data
+    fit = dict(group=tr.group, eval_set=[(va.X, va.y)], eval_group=[va.group])
+    x = XGBLambdaRanker("ndcg", n_estimators=60, eval_metric=spec, early_stopping_rounds=5, max_depth=3, eta=0.3,
+                        nthread=1).fit(tr.X, tr.y, **fit)
+    hist = x.evals_result_["validation_0"][spec]
+    assert max(hist) > min(hist) and x.booster_.best_iteration == int(np.argmax(hist))
+    np.testing.assert_array_equal(x.predict(va.X), x.booster_.predict(
+        xgb.DMatrix(va.X), output_margin=True, iteration_range=(0, x.booster_.best_iteration + 1)))
+    r = LGBMLambdaRanker("ndcg", n_estimators=60, eval_metric=spec, early_stopping_rounds=5, num_leaves=7,
+                         num_threads=1).fit(tr.X, tr.y, **fit)
+    hist = r.evals_result_["valid_0"]["lo_" + spec]
+    assert max(hist) > min(hist) and r.best_iteration_ == int(np.argmax(hist)) + 1
+
+
+def _weighted_case(seed, n_q=8):
+    """Queries with graded labels, one of them without a relevant document, and positive query weights."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(2, 9, n_q)
+    ptr = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+    y = rng.integers(0, 4, ptr[-1]).astype(float)
+    y[ptr[0]:ptr[1]] = 0.0
+    s = rng.normal(size=ptr[-1]).astype(np.float32).astype(float)
+    w = rng.uniform(0.05, 5, n_q).astype(np.float32).astype(float)  # the engines keep float32 weights
+    return y, s, ptr, w
+
+
+def _engine_values(spec, y, s, ptr, w):
+    """Our value through each engine's metric, with query weights w (None: unweighted)."""
+    from lambda_objectives import catboost_metric
+
+    X = np.zeros((y.size, 1))
+    sizes = np.diff(ptr)
+    doc_w = None if w is None else np.repeat(w, sizes)
+    ds = lgb.Dataset(X, y, group=sizes, weight=doc_w).construct()
+    dm = xgb.DMatrix(X, y, group=sizes, weight=w)
+    cbm = catboost_metric(spec, [(y, ptr)])
+    cb_value, cb_weight = cbm.evaluate([s], y, doc_w)
+    return (lightgbm_metric(spec)(s, ds)[1], lightgbm_metric(spec)(y, s, doc_w, sizes)[1],
+            xgboost_metric(spec)(s.astype(np.float32), dm)[1], cbm.get_final_error(cb_value, cb_weight))
+
+
+@pytest.mark.parametrize("spec", ["ndcg@3", "ndcg", "err@5", "map@4", "mrr"])
+def test_weighted_eval_metrics_are_weighted_means(spec):
+    # a query without relevant documents entered the numerator unweighted (the engines' own NDCG):
+    # the value moved with the scale of the weights (0.598 at 0.5, 0.573 at 2, 2.23 at 0.01 in the user guide)
+    for seed in range(6):
+        y, s, ptr, w = _weighted_case(seed)
+        per_query = metric_values(s, y, ptr, spec)
+        want = np.sum(w * per_query) / np.sum(w)
+        unweighted = _engine_values(spec, y, s, ptr, None)
+        np.testing.assert_allclose(unweighted, np.mean(per_query), rtol=1e-6)
+        for c in (0.001, 0.5, 1.0, 7.0):  # scale invariance, the weighted mean, never outside [0, 1]
+            got = _engine_values(spec, y, s, ptr, c * w)
+            np.testing.assert_allclose(got, want, rtol=1e-5)
+            assert all(0.0 <= v <= 1.0 for v in got)
+            np.testing.assert_allclose(_engine_values(spec, y, s, ptr, np.full_like(w, c)), np.mean(per_query),
+                                       rtol=1e-5)  # equal weights: the unweighted mean
+
+
+def test_weighted_ndcg_differs_from_the_engines_only_on_queries_without_relevant_documents():
+    # LightGBM's and XGBoost's own weighted NDCG add a query without relevant documents as 1, unweighted,
+    # and divide by every weight; ours weighs it. Equal where no query is empty, or where weights are 1.
+    y, s, ptr, w = _weighted_case(3)
+    sizes = np.diff(ptr)
+    X = np.zeros((y.size, 1))
+
+    def native(yy, ww):
+        ds = lgb.Dataset(X, yy, group=sizes, weight=np.repeat(ww, sizes), init_score=s)
+        bl = lgb.Booster({"objective": "lambdarank", "metric": "ndcg", "eval_at": [3], "verbose": -1}, train_set=ds)
+        dm = xgb.DMatrix(X, yy, group=sizes, weight=ww, base_margin=s.astype(np.float32))
+        bx = xgb.train({"objective": "rank:ndcg", "eval_metric": "ndcg@3"}, dm, 0)
+        ours = (lightgbm_metric("ndcg@3")(s, ds.construct())[1], xgboost_metric("ndcg@3")(s.astype(np.float32), dm)[1])
+        return ours, bl.eval_train()[0][2], float(bx.eval(dm).split(":")[1])
+
+    full = y.copy()
+    full[ptr[0]] = 1.0  # no query without a relevant document
+    for yy, ww in ((full, w), (y, np.ones_like(w))):
+        ours, lgb_own, xgb_own = native(yy, ww)
+        np.testing.assert_allclose(ours, [lgb_own, xgb_own], rtol=1e-6)
+    ours, lgb_own, xgb_own = native(y, w)
+    per_query = metric_values(s, y, ptr, "ndcg@3")
+    empty = np.maximum.reduceat(y, ptr[:-1]) <= 0
+    quirk = (np.sum((w * per_query)[~empty]) + np.sum(per_query[empty])) / np.sum(w)
+    np.testing.assert_allclose([lgb_own, xgb_own], quirk, rtol=1e-6)
+    np.testing.assert_allclose(ours, np.sum(w * per_query) / np.sum(w), rtol=1e-6)
+    assert abs(ours[0] - lgb_own) > 1e-3
+    with pytest.raises(xgb.core.XGBoostError, match="Invalid output score"):  # XGBoost's own, above 1
+        native(y, w * 0.01)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"spec": "auc@3"}, "unknown metric"), ({"spec": "dcg@3"}, "eval metric must be"),
+    ({"spec": "ndcg@0"}, "k"), ({"spec": "err@5", "max_label": -1}, "max_label"),
+    ({"spec": "err@5", "max_label": float("nan")}, "max_label"), ({"spec": "err@5", "max_label": 1024}, "max_label"),
+    ({"spec": "err@5", "max_label": "4"}, "max_label must be a number"),
+    ({"spec": "ndcg@5", "max_label": 4}, "no effect on 'ndcg@5'"),
+    ({"spec": "map@5", "threshold": float("inf")}, "threshold"), ({"spec": "mrr", "threshold": None}, "threshold"),
+    ({"spec": "err@5", "threshold": 1.0}, "no effect on 'err@5'"),
+    ({"spec": "ndcg@5", "convention": "nope"}, "convention"),
+])
+def test_eval_metric_options_fail_at_construction(kwargs, match):
+    from lambda_objectives import catboost_metric
+
+    for make in (lightgbm_metric, xgboost_metric, lambda **kw: catboost_metric(datasets=[(np.zeros(3), [0, 3])], **kw)):
+        with pytest.raises(ValueError, match=match):
+            make(**kwargs)

@@ -4,6 +4,9 @@ CatBoost ``eval_metric`` objects.
 Values come from :func:`lambda_objectives.metric_values`; nothing here computes a metric.
 """
 
+import numbers
+import sys
+
 import numpy as np
 
 from .. import _registry as reg
@@ -27,9 +30,14 @@ def _parse(spec):
     return name, k
 
 
-def _mean_metric(name, k, scores, labels, ptr, max_label, threshold=0.0, convention=None, query_weights=None,
-                 empty_unweighted=False):
-    """Mean over queries, or ``Σ w_q m_q / Σ w_q`` with query weights (as the engines' own ranking metrics)."""
+def _mean_metric(name, k, scores, labels, ptr, max_label, threshold=0.0, convention=None, query_weights=None):
+    """Mean over queries, or with query weights the weighted mean ``Σ_q w_q m_q / Σ_q w_q``.
+
+    Every query, one without relevant documents included, enters numerator and denominator with its
+    weight: the value is unchanged when every weight is multiplied by the same constant and stays in
+    the range of the per-query values (``[0, 1]``). LightGBM's and XGBoost's own weighted NDCG
+    differ (see :func:`lightgbm_metric`).
+    """
     scores = np.asarray(scores, dtype=FLOAT)
     labels = np.asarray(labels, dtype=FLOAT)
     kw = {"max_label": max_label} if name == "err" else {}
@@ -38,14 +46,7 @@ def _mean_metric(name, k, scores, labels, ptr, max_label, threshold=0.0, convent
     values = metric_values(scores, labels, ptr, name, k, convention=convention, **kw)
     if query_weights is None:
         return float(np.mean(values))
-    numerator = values * query_weights
-    if empty_unweighted and name == "ndcg" and ptr.shape[0] > 1:
-        # LightGBM's and XGBoost's own weighted NDCG add a query without relevant documents with weight
-        # 1 in the numerator (its weight stays in the denominator); reproduced so the values agree
-        # (checked against both engines in tests/test_adapters.py; CatBoost weights it like the others)
-        empty = np.maximum.reduceat(labels, ptr[:-1]) <= 0
-        numerator[empty] = values[empty]
-    return float(np.sum(numerator) / np.sum(query_weights))
+    return float(np.sum(values * query_weights) / np.sum(query_weights))
 
 
 def _query_weights(weights, ptr, per, engine):
@@ -73,6 +74,7 @@ class EvalMetric:
 
     Query boundaries are read from the evaluation data on every call (a cheap copy next to the
     metric's sort), never cached, so ``set_group`` / ``set_label`` between rounds are seen.
+    Options are checked here, so a bad one fails before training, not at the first evaluation.
     """
 
     #: every metric of this package is a gain: early stopping must maximise it
@@ -83,16 +85,13 @@ class EvalMetric:
         self.convention = convention
         self.metric, self.k = _parse(spec)
         self.name = self.metric if self.k is None else f"{self.metric}@{self.k}"
-        self.max_label = max_label
-        self.threshold = float(threshold)
-
-    #: the engine's own weighted NDCG adds a query without relevant documents unweighted
-    _empty_unweighted = True
+        self.max_label = _check_max_label(max_label, self.metric, spec)
+        self.threshold = _check_threshold(threshold, self.metric, spec)
 
     def _value(self, scores, labels, ptr, query_weights=None):
         ml = self.max_label if self.max_label is not None else float(np.max(labels, initial=0.0))
         return _mean_metric(self.metric, self.k, scores, labels, ptr, ml, self.threshold, self.convention,
-                            query_weights, self._empty_unweighted)
+                            query_weights)
 
     def _no_groups(self, engine, how):
         return ValueError(f"{self.name}: the {engine} evaluation data has no query groups, so a ranking metric "
@@ -100,6 +99,35 @@ class EvalMetric:
 
     def __repr__(self):
         return f"{type(self).__name__}({self.name!r})"
+
+
+def _number(value, what):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{what} must be a number, got {value!r}")
+    return float(value)
+
+
+def _check_max_label(max_label, metric, spec):
+    """ERR's grade scale ``2**max_label``: finite, >= 0 and < 1024 (``2**1024`` overflows float64)."""
+    if max_label is None:
+        return None
+    if metric != "err":
+        raise ValueError(f"max_label is ERR's grade scale and has no effect on {spec!r}; drop it")
+    v = _number(max_label, "max_label")
+    if not (np.isfinite(v) and 0 <= v < 1024):
+        raise ValueError(f"max_label must be finite, >= 0 and < 1024 (ERR's scale 2**max_label), got {max_label!r}")
+    return v
+
+
+def _check_threshold(threshold, metric, spec):
+    """MAP/MRR relevance ``label > threshold``: finite; other metrics take no threshold."""
+    v = _number(threshold, "threshold")
+    if not np.isfinite(v):
+        raise ValueError(f"threshold must be finite, got {threshold!r}")
+    if v != 0.0 and metric not in ("map", "mrr"):
+        raise ValueError(f"threshold is MAP's and MRR's relevance cut (label > threshold) and has no effect on "
+                         f"{spec!r}; drop it")
+    return v
 
 
 class LightGBMEval(EvalMetric):
@@ -130,6 +158,7 @@ class LightGBMEval(EvalMetric):
 class XGBoostEval(EvalMetric):
     def __call__(self, predt, dmat):
         share_with_xgboost()  # numba's first parallel call may be this metric's
+        _stop_on_the_best(self)
         ptr = np.asarray(dmat.get_uint_info("group_ptr"), dtype=PTR)
         if ptr.size == 0:
             raise self._no_groups("XGBoost", "pass qid= or group= to the xgb.DMatrix in evals")
@@ -137,17 +166,73 @@ class XGBoostEval(EvalMetric):
         return self.name, self._value(predt, dmat.get_label(), ptr, qw)
 
 
+#: how far up the stack the training's ``CallbackContainer`` may be: ``xgb.train`` calls the metric
+#: from ``Booster.eval_set`` (1 frame between), ``xgb.cv`` through its folds as well (4 between)
+_CALLER_FRAMES = 8
+
+
+def _stop_on_the_best(metric):
+    """Make XGBoost's early stopping maximise ``metric``, or refuse a callback told to minimise it.
+
+    ``EarlyStopping(maximize=None)``, what ``early_stopping_rounds=`` builds unless ``maximize=`` is
+    passed, settles its direction at its first update from the metric's name alone
+    (``xgboost/callback.py``, ``EarlyStopping._update_rounds``): only names starting with ``auc``,
+    ``aucpr``, ``pre``, ``map`` or ``ndcg`` are maximised, so ``err@10`` and ``mrr@10`` were minimised
+    and the worst iteration kept. The metric is evaluated before that update by the training's
+    ``CallbackContainer``, found here on the call stack; each ``EarlyStopping`` in it watching this
+    metric (by ``metric_name``, or as the last metric logged, which a ``custom_metric`` returning
+    one value is) gets the direction its name cannot tell: ``maximize=None`` becomes ``True`` (on the
+    callback itself, where XGBoost would store its guess), and ``maximize=False`` raises ``ValueError``. Outside a training (a direct call, ``Booster.eval_set``)
+    nothing is looked at. ``tests/test_adapters.py`` pins this against the installed XGBoost.
+    """
+    callback = getattr(sys.modules.get("xgboost"), "callback", None)
+    container = getattr(callback, "CallbackContainer", None)
+    if container is None:
+        return
+    frame = sys._getframe(2)
+    for _ in range(_CALLER_FRAMES):
+        if frame is None:
+            return
+        owner = frame.f_locals.get("self")
+        if isinstance(owner, container):
+            break
+        frame = frame.f_back
+    else:
+        return
+    for cb in owner.callbacks:
+        if not isinstance(cb, callback.EarlyStopping) or cb.maximize is True:
+            continue
+        watched = cb.metric_name or (metric.name if owner.metric is metric else None)
+        if watched != metric.name:
+            continue
+        if cb.maximize is None:
+            cb.maximize = True
+        else:
+            raise ValueError(
+                f"{metric.name} is a gain (higher is better) but the XGBoost EarlyStopping watching it has "
+                f"maximize={cb.maximize!r} and would keep the worst iteration; pass maximize=True to xgb.train "
+                f"(or to EarlyStopping), or use callbacks=[lo.xgboost_early_stopping(rounds, {metric.name!r})]")
+
+
 def lightgbm_metric(spec, max_label=None, threshold=0.0, convention=None):
     """A LightGBM eval callable for ``"ndcg@10"``, ``"err@5"``, ``"map@10"``, ``"mrr@10"``.
 
     Usable as ``lgb.train(..., feval=...)`` (``(preds, eval_data)``) and as
     ``LGBMRanker.fit(..., eval_metric=...)`` (4-argument form with group sizes). Returns
-    ``("lo_" + spec, mean over queries, True)`` (higher is better; the prefix keeps it apart from
-    LightGBM's own metric of the same name in one history). With data weights, a query counts with
-    the mean of its documents' weights, as in LightGBM's own ranking metrics (NDCG also reproduces
-    their treatment of a query without relevant documents: its value enters unweighted). ERR's ``max_label`` defaults to the
-    data set's largest label; MAP/MRR count ``label > threshold`` as relevant. ``convention``:
-    as in :func:`lambda_objectives.metric_values` (``"lightgbm"`` by default, ``"trec"``...).
+    ``("lo_" + spec, mean over queries, True)``: higher is better, which ``lgb.early_stopping``
+    reads from the third value; the prefix keeps it apart from LightGBM's own metric of the same
+    name in one history. ERR's ``max_label`` defaults to the data set's largest label; MAP/MRR count
+    ``label > threshold`` as relevant (``max_label`` and a non-zero ``threshold`` are refused for
+    metrics they do not apply to). ``convention``: as in :func:`lambda_objectives.metric_values`
+    (``"lightgbm"`` by default, ``"trec"``...). Options are checked here (``ValueError``).
+
+    Weights: a query counts with the mean of its documents' weights (LightGBM's query weight) and
+    the value is the weighted mean ``Σ_q w_q m_q / Σ_q w_q``: unchanged when every weight is
+    multiplied by one constant, never outside ``[0, 1]``. LightGBM's own weighted ``ndcg@k`` adds a
+    query without relevant documents to the numerator with weight 1 (its NDCG of 1, unweighted)
+    while its weight stays in the denominator, so it moves with the scale of the weights and can
+    exceed 1 (all weights 0.01: 2.23 where ours is 0.581; see the user guide). Without weights, or
+    without such queries, the two agree; LightGBM's weighted ``map@k`` is a weighted mean as ours.
     """
     return LightGBMEval(spec, max_label, threshold, convention)
 
@@ -155,10 +240,20 @@ def lightgbm_metric(spec, max_label=None, threshold=0.0, convention=None):
 def xgboost_metric(spec, max_label=None, threshold=0.0, convention=None):
     """An XGBoost ``custom_metric`` callable ``(predt, dmatrix) -> (name, value)``; higher is better.
 
-    With data weights (per query in XGBoost ranking), the mean over queries is weighted by them, as
-    XGBoost's own ranking metrics are. XGBoost's early stopping guesses the direction from the metric's name and maximises only
-    names starting with ``ndcg`` or ``map``: it would *minimise* ``err@k`` and ``mrr@k``. Pass
-    ``maximize=True`` to ``xgb.train``, or use :func:`xgboost_early_stopping`.
+    Options as in :func:`lightgbm_metric`. Weights (per query in XGBoost ranking) give the weighted
+    mean ``Σ_q w_q m_q / Σ_q w_q`` over queries (scale-invariant, within ``[0, 1]``). XGBoost's own
+    ``ndcg@k`` counts a query without relevant documents as 1 unweighted in the numerator, as
+    LightGBM's does, and raises ``Invalid output score`` once that pushes the value above 1; its
+    ``map@k`` is a weighted mean as ours.
+
+    Early stopping: XGBoost's ``EarlyStopping`` guesses the direction from a metric's name when
+    ``maximize`` is not given and maximises only names starting with ``auc``, ``pre``, ``map`` or
+    ``ndcg``: it would *minimise* ``err@k`` and ``mrr@k`` and keep the worst iteration. So when
+    ``xgb.train`` / ``xgb.cv`` evaluate this metric, the ``EarlyStopping`` watching it (from
+    ``early_stopping_rounds=`` or ``callbacks=``) is set to maximise if its ``maximize`` is ``None``,
+    and one with ``maximize=False`` raises ``ValueError``. ``maximize=True`` or
+    :func:`xgboost_early_stopping` say it explicitly. ``Booster.predict`` still uses every tree:
+    pass ``iteration_range=(0, booster.best_iteration + 1)`` (or ``save_best=True``).
     """
     return XGBoostEval(spec, max_label, threshold, convention)
 
@@ -188,8 +283,6 @@ class CatBoostEval(EvalMetric):
         if not self._sets:
             raise ValueError(f"{self.name}: bind at least one data set (a catboost.Pool with group_id, or "
                              "(labels, group_ptr))")
-
-    _empty_unweighted = False
 
     def is_max_optimal(self):
         return True
@@ -263,6 +356,7 @@ def catboost_metric(spec, datasets, max_label=None, threshold=0.0, convention=No
     exponential gain, a query with no relevant document scores 1). ``ties="pessimistic"`` ranks equal
     scores lower label first, as CatBoost's own ``NDCG``/``DCG`` do, so ``ties="pessimistic"`` with
     the default convention equals CatBoost's ``NDCG:top=k;type=Exp``; ``"stable"`` keeps input order
-    (our metrics' rule). With group weights, queries are weighted by them, as in CatBoost's own metrics.
+    (our metrics' rule). With group weights, the value is the weighted mean ``Σ_q w_q m_q / Σ_q w_q``,
+    as in CatBoost's own metrics.
     """
     return CatBoostEval(spec, datasets, max_label, threshold, convention, ties)

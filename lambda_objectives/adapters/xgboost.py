@@ -73,6 +73,11 @@ class XGBoostObjective(LambdaObjective):
 def xgboost_early_stopping(rounds, metric, data_name=None, save_best=False):
     """An ``xgb.callback.EarlyStopping`` that maximises one of the package's metrics.
 
+    Says explicitly what :func:`xgboost_metric` otherwise sets for ``early_stopping_rounds=``
+    (XGBoost alone would minimise ``err@k`` and ``mrr@k``), and picks the metric and data set that
+    drive stopping. ``Booster.predict`` uses every tree unless told: pass
+    ``iteration_range=(0, booster.best_iteration + 1)``, or ``save_best=True`` here.
+
     Parameters
     ----------
     rounds : int
@@ -87,7 +92,11 @@ def xgboost_early_stopping(rounds, metric, data_name=None, save_best=False):
     """
     xgb = require("xgboost")
 
-    name = metric.name if isinstance(metric, EvalMetric) else XGBoostEval(metric).name
+    if isinstance(metric, EvalMetric) and not isinstance(metric, XGBoostEval):
+        spec = metric.metric if metric.k is None else f"{metric.metric}@{metric.k}"
+        raise ValueError(f"metric: {metric!r} is another engine's eval metric; "
+                         f"pass xgboost_metric({spec!r}) or the string {spec!r}")
+    name = metric.name if isinstance(metric, XGBoostEval) else XGBoostEval(metric).name
     if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
         raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
     return xgb.callback.EarlyStopping(rounds=int(rounds), metric_name=name, data_name=data_name,
