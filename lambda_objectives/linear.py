@@ -15,13 +15,13 @@ from .checks import check_labels
 __all__ = ["LinearLambdaRank", "MLPLambdaRank", "local_optimality_test", "directions_needed"]
 
 
-def _features(X, where, n_features=None):
+def _features(X, where, n_features=None, min_rows=1):
     """``X`` as a finite 2-D float64 array (of ``n_features`` columns when given): NaN/inf features
     would otherwise surface as non-finite *scores* from the lambda kernels, naming the wrong input."""
     from sklearn.utils.validation import check_array
 
     try:
-        X = check_array(X, dtype=np.float64, ensure_min_samples=0)
+        X = check_array(X, dtype=np.float64, ensure_min_samples=min_rows)
     except ValueError as exc:
         raise ValueError(f"{where}: X {exc}") from None
     if n_features is not None and X.shape[1] != n_features:
@@ -70,7 +70,7 @@ class _LambdaRankModel:
         return self
 
     def predict(self, X):
-        return self._scores(_features(X, f"{type(self).__name__}.predict", self.n_features_in_))
+        return self._scores(_features(X, f"{type(self).__name__}.predict", self.n_features_in_, 0))
 
     # flat parameter vector, for the local-optimality test
     def get_weights(self):
