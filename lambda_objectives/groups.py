@@ -104,8 +104,13 @@ def qid_runs(qid):
 
 
 def ptr_to_qid(group_ptr, qid_values=None):
-    """``group_ptr`` -> a per-row qid column (``0..n_queries-1`` unless ``qid_values`` given)."""
-    ptr = np.asarray(group_ptr, dtype=PTR)
+    """``group_ptr`` -> a per-row qid column (``0..n_queries-1`` unless ``qid_values`` given).
+
+    ``group_ptr`` is checked as everywhere (:func:`check_group_ptr`; empty queries allowed: they
+    have no rows): a cast to int64 would truncate ``2.5`` and a start at 1 would drop rows silently.
+    """
+    ptr = np.asarray(group_ptr)
+    ptr = check_group_ptr(ptr, int(ptr[-1]) if ptr.ndim == 1 and ptr.size else 0, allow_empty_groups=True)
     sizes = np.diff(ptr)
     if qid_values is None:
         qid_values = np.arange(sizes.shape[0], dtype=PTR)

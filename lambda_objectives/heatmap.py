@@ -171,6 +171,11 @@ def _color(frac):
     return f"rgb({r},{g},{b})"
 
 
+def _check_heat(heat, where):
+    if not isinstance(heat, HeatmapTree):
+        raise TypeError(f"{where}: heat must be the HeatmapTree of heatmap_counts(model), got {type(heat).__name__}")
+
+
 def render_html(heat, path=None, document_edges=None, title="Heatmap Tree", cell=7):
     """A self-contained HTML page (inline SVG, no external resources) of the Heatmap Tree.
 
@@ -179,6 +184,7 @@ def render_html(heat, path=None, document_edges=None, title="Heatmap Tree", cell
     ``document_edges`` (from :func:`decision_paths`) edge widths show one document's paths.
     Returns the HTML text (and writes it to ``path`` when given).
     """
+    _check_heat(heat, "render_html")
     counts = heat.counts
     L, _, K = counts.shape
     cols = int(np.ceil(np.sqrt(K)))
@@ -243,6 +249,7 @@ def render_html(heat, path=None, document_edges=None, title="Heatmap Tree", cell
 
 def render_png(heat, path, title="Heatmap Tree", document_edges=None):
     """The same picture as :func:`render_html`, as a PNG (matplotlib, Agg)."""
+    _check_heat(heat, "render_png")
     matplotlib = require("matplotlib")
 
     matplotlib.use("Agg")

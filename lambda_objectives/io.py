@@ -17,7 +17,7 @@ import scipy.sparse as sp
 
 from . import _letor_parser as lp
 from ._config import FLOAT, PTR, X_FLOAT
-from .groups import qid_runs, sizes_to_ptr
+from .groups import check_group_ptr, qid_runs, sizes_to_ptr
 
 __all__ = ["RankingData", "LetorData", "Fold", "load_letor", "load_letor_folds", "save_letor"]
 
@@ -59,6 +59,16 @@ class RankingData:
     group_ptr: np.ndarray
     comments: list = None
     path: str = None
+
+    def __post_init__(self):
+        # a record whose parts disagree would train on shifted labels or cut queries downstream
+        n = self.X.shape[0] if hasattr(self.X, "shape") else len(self.X)
+        for name in ("y", "qid"):
+            if np.shape(getattr(self, name))[:1] != (n,):
+                raise ValueError(f"RankingData: {name} has shape {np.shape(getattr(self, name))}, X has {n} rows")
+        self.group_ptr = check_group_ptr(self.group_ptr, n)
+        if self.comments is not None and len(self.comments) != n:
+            raise ValueError(f"RankingData: comments has {len(self.comments)} entries, X has {n} rows")
 
     @property
     def n_queries(self):

@@ -10,9 +10,23 @@ import math
 
 import numpy as np
 
-from .groups import resolve_group_ptr
+from .checks import check_labels
 
 __all__ = ["LinearLambdaRank", "MLPLambdaRank", "local_optimality_test", "directions_needed"]
+
+
+def _features(X, where, n_features=None, min_rows=1):
+    """``X`` as a finite 2-D float64 array (of ``n_features`` columns when given): NaN/inf features
+    would otherwise surface as non-finite *scores* from the lambda kernels, naming the wrong input."""
+    from sklearn.utils.validation import check_array
+
+    try:
+        X = check_array(X, dtype=np.float64, ensure_min_samples=min_rows)
+    except ValueError as exc:
+        raise ValueError(f"{where}: X {exc}") from None
+    if n_features is not None and X.shape[1] != n_features:
+        raise ValueError(f"{where}: X has {X.shape[1]} features, the model has {n_features}")
+    return X
 
 
 class _LambdaRankModel:
@@ -23,17 +37,27 @@ class _LambdaRankModel:
         self.n_threads, self.kernel_options = n_threads, kernel_options
 
     def fit(self, X, y, group=None, qid=None, group_ptr=None, eval_set=None):
-        """Gradient descent on the lambda cost; ``history_`` holds mean NDCG@k (train, eval)."""
+        """Gradient descent on the lambda cost; ``history_`` holds mean NDCG@k (train, eval).
+
+        The queries are required (``group`` sizes, ``qid`` or ``group_ptr``; an ``eval_set`` entry is
+        ``(X, y, group)``), as for every ranker: rows without query ids are never one query.
+        """
+        from ._sklearn import require_queries
         from .lambdas import lambda_gradients
         from .metrics import mean_metric
 
-        X = np.asarray(X, dtype=np.float64)
-        y = np.asarray(y, dtype=np.float64)
-        ptr = resolve_group_ptr(X.shape[0], group=group, qid=qid, group_ptr=group_ptr)
+        name = type(self).__name__
+        X = _features(X, f"{name}.fit")
+        y = check_labels(y, X.shape[0], name="y")
+        ptr = require_queries(f"{name}.fit", X.shape[0], group=group, qid=qid, group_ptr=group_ptr)
         n_q = ptr.shape[0] - 1
         self._init(X.shape[1], np.random.default_rng(self.random_state))
-        evals = [(np.asarray(e[0], np.float64), np.asarray(e[1], np.float64),
-                  resolve_group_ptr(len(e[1]), group=e[2] if len(e) > 2 else None)) for e in (eval_set or [])]
+        self.n_features_in_ = X.shape[1]
+        evals = []
+        for e in eval_set or []:
+            Xe = _features(e[0], f"{name}.fit: eval_set", X.shape[1])
+            evals.append((Xe, check_labels(e[1], Xe.shape[0], name="eval_set y"),
+                          require_queries(f"{name}.fit: eval_set", Xe.shape[0], group=e[2] if len(e) > 2 else None)))
         self.history_ = {"train": [], **{f"valid_{i}": [] for i in range(len(evals))}}
         for _ in range(self.n_iter):
             s = self._scores(X)
@@ -46,7 +70,7 @@ class _LambdaRankModel:
         return self
 
     def predict(self, X):
-        return self._scores(np.asarray(X, dtype=np.float64))
+        return self._scores(_features(X, f"{type(self).__name__}.predict", self.n_features_in_, 0))
 
     # flat parameter vector, for the local-optimality test
     def get_weights(self):

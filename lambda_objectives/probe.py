@@ -19,6 +19,7 @@ import numpy as np
 
 from ._config import FLOAT
 from ._optional import require
+from .checks import _finite_1d, check_labels, check_scores
 from .groups import check_group_ptr
 
 __all__ = ["probe_lightgbm", "probe_xgboost", "probe_catboost", "compare_gradients"]
@@ -62,6 +63,22 @@ def _id_feature(n):
     return np.arange(n, dtype=np.float64).reshape(-1, 1)
 
 
+def _probe_inputs(labels, group_ptr, margin, margin_name, weight, n_weights):
+    """Validated ``(labels, group_ptr, margin, weight)`` for an engine probe: the engines accept NaN
+    labels, weights and margins (LightGBM silently) and return NaN or raise with a C++ stack trace."""
+    y = check_labels(labels, None)
+    n = y.shape[0]
+    ptr = check_group_ptr(group_ptr, n)
+    if margin is not None:
+        margin = _finite_1d(margin, margin_name, n, "contains")
+    if weight is not None:
+        weight = _finite_1d(weight, "weight", n_weights(ptr), "contains")
+        if np.any(weight < 0):
+            i = int(np.flatnonzero(weight < 0)[0])
+            raise ValueError(f"weight must be non-negative, entry {i} is {weight[i]!r}")
+    return y, ptr, margin, weight
+
+
 def _per_doc(leaf_of, values, weights):
     """Per-document (grad, hess) from leaf ids; NaN for leaves holding several documents."""
     count = np.bincount(leaf_of, minlength=values.shape[0])
@@ -89,9 +106,9 @@ def probe_lightgbm(labels, group_ptr, params=None, init_score=None, weight=None)
     """
     lgb = require("lightgbm")
 
-    y = np.asarray(labels, dtype=FLOAT)
+    y, ptr, init_score, weight = _probe_inputs(labels, group_ptr, init_score, "init_score", weight,
+                                               lambda ptr: int(ptr[-1]))
     n = y.shape[0]
-    ptr = check_group_ptr(group_ptr, n)
     if n > 100_000:
         raise ValueError(f"the probe needs one leaf per row; {n} rows is too many (use a few queries)")
     p = {"objective": "lambdarank", "num_leaves": max(n, 2), "min_data_in_leaf": 1,
@@ -151,9 +168,9 @@ def probe_xgboost(labels, group_ptr, params=None, base_margin=None, weight=None)
     """
     xgb = require("xgboost")
 
-    y = np.asarray(labels, dtype=FLOAT)
+    y, ptr, base_margin, weight = _probe_inputs(labels, group_ptr, base_margin, "base_margin", weight,
+                                                lambda ptr: ptr.shape[0] - 1)  # per query
     n = y.shape[0]
-    ptr = check_group_ptr(group_ptr, n)
     if n > 100_000:
         raise ValueError(f"the probe needs one leaf per row; {n} rows is too many (use a few queries)")
     p = {"objective": "rank:ndcg", "tree_method": "hist", "grow_policy": "lossguide", "max_depth": 0,
@@ -271,11 +288,9 @@ def probe_catboost(scores, labels, group_ptr, loss_function="LambdaMart:metric=N
     """
     cb = require("catboost")
 
-    s = np.asarray(scores, dtype=FLOAT)
-    y = np.asarray(labels, dtype=FLOAT)
+    s = check_scores(scores)
+    y = check_labels(labels, s.shape[0])
     n = y.shape[0]
-    if s.shape[0] != n:
-        raise ValueError(f"scores has {s.shape[0]} rows, labels {n}")
     ptr = check_group_ptr(group_ptr, n)
     name = loss_function.split(":")[0]
     pairwise = name in _CATBOOST_PAIRWISE

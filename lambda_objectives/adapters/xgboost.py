@@ -31,6 +31,9 @@ class XGBoostObjective(LambdaObjective):
 
     def __init__(self, *args, min_child_weight=1.0, **kwargs):
         super().__init__(*args, **kwargs)
+        if isinstance(min_child_weight, bool) or not (np.isfinite(min_child_weight) and min_child_weight >= 0):
+            raise ValueError(f"min_child_weight must be a finite number >= 0 (XGBoost's parameter), "
+                             f"got {min_child_weight!r}")
         self.min_child_weight = float(min_child_weight)
         share_with_xgboost()
 

@@ -1,0 +1,761 @@
+"""The adversarial suite (issue #31): every public entry point fed the classes of bad input.
+
+Each call must raise a clear ``ValueError``/``TypeError`` (or the standard exception) whose message
+names the argument, or return the provably right answer, and must leave every array passed in
+unchanged (also when it raises). Public names are enumerated from ``__all__``: a new one fails
+:func:`test_every_public_name_has_a_family` until it is added to ``tests/_adversarial_cases.py``.
+
+Marks: ``xfail(strict=True, reason="pending-31: ...")`` are holes being fixed on other branches;
+``"found: ..."`` are holes found here and left for a later change. Strict, so a fixed hole turns
+the mark into a failure that asks for its removal.
+"""
+
+import contextlib
+import inspect
+import io
+import re
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import lambda_objectives as lo
+import reference
+from _adversarial_cases import FAMILIES, FAMILY_OF, KERNEL_CASES, RAISING, P, S, Y, call_unmutated
+
+
+def pending(hole):
+    return pytest.mark.xfail(strict=True, reason=f"pending-31: {hole}")
+
+
+def found(what):
+    return pytest.mark.xfail(strict=True, reason=f"found: {what}")
+
+
+HOLE_A = "(a) sklearn rankers' sample_weight checks"
+HOLE_B = "(b) XGBoost early stopping direction / weighted eval metrics"
+HOLE_C = "(c) raw Dataset/DMatrix label/weight/init_score validation, options checked at construction"
+HOLE_D = "(d) save_letor qids, MARTRanker mcrank huge grades"
+
+
+def expect_error(fn, pattern, *args, exc=(ValueError, TypeError), **kwargs):
+    """``fn(*args, **kwargs)`` raises ``exc`` whose message matches ``pattern``; nothing is mutated."""
+    with pytest.raises(exc) as info:
+        call_unmutated(fn, *args, **kwargs)
+    assert re.search(pattern, str(info.value), re.I), f"message does not name the input ({pattern}): {info.value}"
+    assert "Traceback" not in str(info.value) and "Stack trace" not in str(info.value)
+
+
+# --------------------------------------------------------------------------------------------------
+# the table of public names
+# --------------------------------------------------------------------------------------------------
+
+def _public():
+    return [(m.__name__, n) for m in (lo, reference) for n in m.__all__]
+
+
+def test_every_public_name_has_a_family():
+    missing = [f"{mod}.{name}" for mod, name in _public() if name not in FAMILY_OF]
+    assert not missing, (f"new public names {missing}: add each to FAMILIES in tests/_adversarial_cases.py "
+                         "(and to its family's call table in tests/test_adversarial.py) so the adversarial "
+                         "suite feeds it bad input")
+    stale = set(FAMILY_OF) - {name for _, name in _public()}
+    assert not stale, f"FAMILIES lists names that are no longer public: {sorted(stale)}"
+
+
+def test_records_take_no_user_input():
+    """The "record" family holds constants, modules, exception classes and result records only."""
+    for name in FAMILIES["record"]:
+        obj = getattr(lo, name, None) or getattr(reference, name)
+        assert not inspect.isfunction(obj), f"{name} is a function: give it a family with bad-input cases"
+
+
+def _family_calls(family, table):
+    assert set(table) == set(FAMILIES[family]), \
+        f"the {family!r} call table and FAMILIES disagree: {set(table) ^ set(FAMILIES[family])}"
+
+
+# --------------------------------------------------------------------------------------------------
+# (scores, labels, group_ptr) kernels and metrics
+# --------------------------------------------------------------------------------------------------
+
+KERNELS = {
+    "metric_values": lambda s, y, p: lo.metric_values(s, y, p, "ndcg@3"),
+    "mean_metric": lambda s, y, p: lo.mean_metric(s, y, p, "err@3"),
+    "metric_table": lambda s, y, p: lo.metric_table(s, y, p, metrics=("ndcg@3", "map")),
+    "lambda_gradients": lambda s, y, p: lo.lambda_gradients(s, y, p, "ndcg"),
+    "xendcg_gradients": lambda s, y, p: lo.xendcg_gradients(s, y, p, seed=0),
+    "yetirank_gradients": lambda s, y, p: lo.yetirank_gradients(s, y, p),
+    "catboost_lambdamart_gradients": lambda s, y, p: lo.catboost_lambdamart_gradients(s, y, p),
+    "catboost_yetirank_expected_gradients":
+        lambda s, y, p: lo.catboost_yetirank_expected_gradients(s, y, p, n_samples=200),
+    "best_linear_combination": lambda s, y, p: lo.best_linear_combination(s, np.ones_like(s), y, p),
+}
+METRIC_KERNELS = ("metric_values", "mean_metric", "metric_table", "best_linear_combination")
+
+
+def test_kernel_table_is_complete():
+    _family_calls("kernel", KERNELS)
+
+
+def _values(result):
+    """The numbers of a kernel's result (arrays, a float, a dict of floats, a tuple of them)."""
+    if isinstance(result, dict):
+        return np.array([v for v in result.values() if isinstance(v, (int, float, np.floating))], float)
+    if isinstance(result, tuple):
+        return np.concatenate([np.ravel(np.asarray(r, float)) for r in result if isinstance(r, (np.ndarray, float))])
+    return np.ravel(np.asarray(result, float))
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+@pytest.mark.parametrize("case,s,y,p,outcome", KERNEL_CASES, ids=[c[0] for c in KERNEL_CASES])
+def test_kernel_bad_input(name, case, s, y, p, outcome):
+    fn = KERNELS[name]
+    if outcome not in ("ok", "ok|raise"):
+        expect_error(fn, outcome, s, y, p)
+        return
+    try:
+        out = call_unmutated(fn, s, y, p)
+    except ValueError as exc:
+        assert outcome == "ok|raise", f"{case}: {exc}"
+        assert re.search(r"label|grade|gain|quer|rows", str(exc), re.I), str(exc)
+        return
+    v = _values(out)
+    if case == "zero_rows":  # no queries: empty arrays, or NaN for a mean over none (documented)
+        assert v.size == 0 or np.all(np.isnan(v))
+        return
+    assert np.all(np.isfinite(v)), f"{case}: non-finite output {v}"
+    if name in METRIC_KERNELS or case in ("huge_scores", "float_group_ptr"):
+        ref = _values(fn(S * (1e300 if case == "huge_scores" and name not in METRIC_KERNELS else 1), Y, P))
+        if name in METRIC_KERNELS or case == "float_group_ptr":
+            # 1e300 × scores ranks as the scores do: every metric is the same; float boundaries are the ints
+            np.testing.assert_allclose(v, ref, rtol=1e-12)
+        if name in ("metric_values", "mean_metric", "metric_table"):
+            assert np.all((v >= 0) & (v <= 1))
+
+
+ENGINE_KERNELS = {
+    "probe_catboost": lambda s, y, p: lo.probe_catboost(s, y, p),
+    "catboost_pairlogit_row": lambda s, y, p: lo.catboost_pairlogit_row(s, y, p),
+    "catboost_comparison_rows": lambda s, y, p: lo.catboost_comparison_rows(s, y, p),
+    "catboost_yetirank_row": lambda s, y, p: lo.catboost_yetirank_row(s, y, p, n_seeds=2, permutations=1,
+                                                                       n_samples=100),
+    "yetirank_catboost_row": lambda s, y, p: lo.yetirank_catboost_row(s, y, p, n_seeds=2, permutations=1),
+}
+
+
+def test_engine_kernel_table_is_complete():
+    _family_calls("kernel_engine", ENGINE_KERNELS)
+
+
+@pytest.mark.parametrize("name", sorted(ENGINE_KERNELS))
+@pytest.mark.parametrize("case,s,y,p,outcome", RAISING, ids=[c[0] for c in RAISING])
+def test_engine_kernel_bad_input(name, case, s, y, p, outcome):
+    pytest.importorskip("catboost")
+    expect_error(ENGINE_KERNELS[name], outcome, s, y, p)
+
+
+# hypothesis: random finite inputs never give a NaN/inf gradient or a metric outside [0, 1]
+_finite = st.floats(-1e300, 1e300, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def ranking_inputs(draw):
+    sizes = draw(st.lists(st.integers(1, 6), min_size=1, max_size=4))
+    n = sum(sizes)
+    s = np.array(draw(st.lists(_finite, min_size=n, max_size=n)))
+    y = np.array(draw(st.lists(st.integers(0, 31), min_size=n, max_size=n)), dtype=float)
+    return s, y, np.concatenate(([0], np.cumsum(sizes)))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ranking_inputs(), st.sampled_from(["ndcg", "err", "map", "mrr", "ranknet"]), st.sampled_from([None, 1, 3]))
+def test_random_finite_inputs_give_finite_gradients(data, metric, k):
+    s, y, p = data
+    g, h = call_unmutated(lo.lambda_gradients, s, y, p, metric, k)
+    assert np.all(np.isfinite(g)) and np.all(np.isfinite(h))
+    gx, hx = lo.xendcg_gradients(s, y, p, seed=0)
+    assert np.all(np.isfinite(gx)) and np.all(np.isfinite(hx))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ranking_inputs(), st.sampled_from(["ndcg", "err", "map", "mrr", "dcg"]), st.sampled_from([None, 1, 3]))
+def test_random_finite_inputs_give_metrics_in_range(data, metric, k):
+    s, y, p = data
+    v = call_unmutated(lo.metric_values, s, y, p, metric, k)
+    assert np.all(np.isfinite(v))
+    if metric != "dcg":
+        assert np.all((v >= 0) & (v <= 1 + 1e-12)), v
+
+
+# --------------------------------------------------------------------------------------------------
+# engine probes (labels, group_ptr, margins, weights)
+# --------------------------------------------------------------------------------------------------
+
+PROBES = {
+    "probe_lightgbm": (lambda **kw: lo.probe_lightgbm(**kw), "init_score", lambda n, nq: n),
+    "probe_xgboost": (lambda **kw: lo.probe_xgboost(**kw), "base_margin", lambda n, nq: nq),
+}
+PROBE_CASES = [
+    ("nan_label", {"labels": np.array([np.nan, 1.0, 0.0])}, r"label"),
+    ("negative_label", {"labels": np.array([-1.0, 1.0, 0.0])}, r"label"),
+    ("groups_sum_short", {"group_ptr": np.array([0, 2])}, r"group_ptr"),
+    ("nan_margin", {"margin": np.array([np.nan, 0.0, 0.0])}, "MARGIN"),
+    ("inf_margin", {"margin": np.array([np.inf, 0.0, 0.0])}, "MARGIN"),
+    ("nan_weight", {"weight": np.nan}, r"weight"),
+    ("negative_weight", {"weight": -1.0}, r"weight"),
+]
+
+
+def test_probe_table_is_complete():
+    _family_calls("probe", PROBES)
+
+
+@pytest.mark.parametrize("name", sorted(PROBES))
+@pytest.mark.parametrize("case,change,pattern", PROBE_CASES, ids=[c[0] for c in PROBE_CASES])
+def test_probe_bad_input(name, case, change, pattern):
+    fn, margin_name, n_weights = PROBES[name]
+    pytest.importorskip("lightgbm" if "lightgbm" in name else "xgboost")
+    kw = {"labels": np.array([2.0, 1.0, 0.0]), "group_ptr": np.array([0, 3])}
+    for key, v in change.items():
+        if key == "margin":
+            kw[margin_name] = v
+        elif key == "weight":
+            kw["weight"] = np.r_[v, np.ones(n_weights(3, 1) - 1)] if n_weights(3, 1) > 1 else np.array([v])
+        else:
+            kw[key] = v
+    expect_error(fn, pattern.replace("MARGIN", margin_name), **kw)
+
+
+# --------------------------------------------------------------------------------------------------
+# checks, query boundaries, utilities: (call, error pattern or ("=", right answer))
+# --------------------------------------------------------------------------------------------------
+
+UTILITY_CASES = {
+    "check_group_ptr": [(lambda: lo.check_group_ptr(np.array([0, 2, 2, 6]), 6), r"group_ptr.*empty"),
+                        (lambda: lo.check_group_ptr(np.array([0, 3]), 6), r"group_ptr"),
+                        (lambda: lo.check_group_ptr(np.array([0, 3, 3, 6]), 6, allow_empty_groups=True),
+                         ("=", [0, 3, 3, 6]))],
+    "check_k": [(lambda: lo.check_k(0), r"\bk\b"), (lambda: lo.check_k(2.5), r"\bk\b"),
+                (lambda: lo.check_k(True), r"\bk\b"), (lambda: lo.check_k(float("nan")), r"\bk\b"),
+                (lambda: lo.check_k("3"), r"\bk\b")],
+    "check_labels": [(lambda: lo.check_labels(np.array([1.0, np.nan]), 2), r"labels"),
+                     (lambda: lo.check_labels(np.array([1.5]), 1, integer=True), r"labels"),
+                     (lambda: lo.check_labels(np.array([1e-320]), 1), r"labels"),
+                     (lambda: lo.check_labels(np.array([1.0]), 2), r"labels")],
+    "check_n_threads": [(lambda: lo.check_n_threads(0), r"n_threads"), (lambda: lo.check_n_threads(1.5), r"n_threads"),
+                        (lambda: lo.check_n_threads("2"), r"n_threads")],
+    "check_query_weights": [(lambda: lo.check_query_weights(np.array([1.0, np.nan]), 2), r"query_weights"),
+                            (lambda: lo.check_query_weights(np.array([1.0, -1.0]), 2), r"query_weights"),
+                            (lambda: lo.check_query_weights(np.array([1.0, np.inf]), 2), r"query_weights"),
+                            (lambda: lo.check_query_weights(np.array([1.0]), 2), r"query_weights")],
+    "check_scores": [(lambda: lo.check_scores(np.array([np.nan])), r"scores"),
+                     (lambda: lo.check_scores(np.array([1e300, -1e300])), ("=", [1e300, -1e300])),
+                     (lambda: lo.check_scores(np.zeros((2, 2))), r"scores")],
+    "sizes_to_ptr": [(lambda: lo.sizes_to_ptr(np.array([3, 0, 3])), r"size"),
+                     (lambda: lo.sizes_to_ptr(np.array([3, -1])), r"size"),
+                     (lambda: lo.sizes_to_ptr(np.array([3.0, np.nan])), r"size"),
+                     (lambda: lo.sizes_to_ptr(np.array(["3"])), r"size"),
+                     (lambda: lo.sizes_to_ptr(np.array([3, 3]), 7), r"size.*rows"),
+                     (lambda: lo.sizes_to_ptr(np.array([], dtype=int), 0), ("=", [0]))],
+    "ptr_to_sizes": [(lambda: lo.ptr_to_sizes(np.array([0, 4, 3, 6])), r"group_ptr"),
+                     (lambda: lo.ptr_to_sizes(np.array([])), r"group_ptr")],
+    "ptr_to_qid": [(lambda: lo.ptr_to_qid(np.array([0, 4, 3, 6])), r"group_ptr"),
+                   (lambda: lo.ptr_to_qid(np.array([1, 3, 6])), r"group_ptr"),
+                   (lambda: lo.ptr_to_qid(np.array([0.0, 2.5, 6.0])), r"group_ptr"),
+                   (lambda: lo.ptr_to_qid(np.array([0, 2, 3]), np.array([7])), r"qid"),
+                   (lambda: lo.ptr_to_qid(np.array([0, 2, 2, 3])), ("=", [0, 0, 2]))],
+    "qid_to_ptr": [(lambda: lo.qid_to_ptr(np.array([1, 1, 2, 1])), r"qid.*contiguous"),
+                   (lambda: lo.qid_to_ptr(np.array([1.0, np.nan, 2.0])), r"qid"),
+                   (lambda: lo.qid_to_ptr(np.array([1, "a"], dtype=object)), r"qid"),
+                   (lambda: lo.qid_to_ptr(np.array([1, None], dtype=object)), r"qid"),
+                   (lambda: lo.qid_to_ptr(np.zeros((2, 2))), r"qid"),
+                   (lambda: lo.qid_to_ptr(np.array([1.5, 1.5, 2.5])), ("=", [0, 2, 3])),
+                   (lambda: lo.qid_to_ptr(np.array(["a", "a", "b"])), ("=", [0, 2, 3])),
+                   (lambda: lo.qid_to_ptr(np.array([], dtype=int)), ("=", [0]))],
+    "resolve_group_ptr": [(lambda: lo.resolve_group_ptr(6, group=[3, 3], qid=np.zeros(6)), r"group.*qid"),
+                          (lambda: lo.resolve_group_ptr(6, qid=np.zeros(5)), r"qid"),
+                          (lambda: lo.resolve_group_ptr(6, group=np.array([3, 2])), r"group|size")],
+    "frame_group_ptr": [(lambda: lo.frame_group_ptr(_frame(), "nope"), r"nope"),
+                        (lambda: lo.frame_group_ptr(_frame(qid=[1, 2, 1])), r"qid")],
+    "split_qid_column": [(lambda: lo.split_qid_column(_frame(), qid=np.zeros(3)), r"qid")],
+    "numba_threads": [(lambda: lo.numba_threads(0).__enter__(), r"n_threads")],
+    "openmp_sharing": [(lambda: lo.openmp_sharing() is None or isinstance(lo.openmp_sharing(), dict), ("=", True))],
+    "parse_metric": [(lambda: lo.parse_metric("bogus"), r"bogus"), (lambda: lo.parse_metric("ndcg@0"), r"\bk\b"),
+                     (lambda: lo.parse_metric("ndcg@3", k=5), r"k=5"), (lambda: lo.parse_metric(5), r"metric")],
+    "convention_label": [(lambda: lo.convention_label("bogus"), r"convention")],
+    "directions_needed": [(lambda: lo.directions_needed(0), r"delta"), (lambda: lo.directions_needed(np.nan), r"delta")],
+    "local_optimality_test": [(lambda: lo.local_optimality_test(_linear(), _X(), _frame().qid.to_numpy(), P),
+                               r"label|length|rows")],
+    "heatmap_counts": [(lambda: lo.heatmap_counts(None), r"tree"), (lambda: lo.heatmap_counts("x"), r"tree")],
+    "decision_paths": [(lambda: lo.decision_paths(None, np.zeros(3), 3), r"tree|model")],
+    "render_html": [(lambda: lo.render_html(None), r"heat")],
+    "render_png": [(lambda: lo.render_png(None, "x.png"), r"heat")],
+    "compare_gradients": [(lambda: lo.compare_gradients(np.ones(3), np.ones(3), np.ones(2), np.ones(2)), r"shape")],
+    "BinMapper": [(lambda: reference.BinMapper(1), r"max_bin"), (lambda: reference.BinMapper(300), r"max_bin")],
+    "TreeGrower": [(lambda: reference.TreeGrower(np.zeros((4, 1), np.uint8), np.array([2]), np.zeros(4),
+                                                 np.ones(4), np.arange(4), criterion="bogus"), r"criterion")],
+}
+
+
+def _frame(qid=(1, 1, 2)):
+    import pandas as pd
+
+    return pd.DataFrame({"qid": list(qid), "f": [0.1, 0.2, 0.3]})
+
+
+def _X():
+    return np.arange(18, dtype=float).reshape(6, 3) / 10
+
+
+def _linear():
+    return lo.LinearLambdaRank(n_iter=1).fit(_X(), Y, group_ptr=P)
+
+
+def test_utility_table_is_complete():
+    names = FAMILIES["check"] + FAMILIES["groups"] + FAMILIES["utility"]
+    assert set(UTILITY_CASES) == set(names), set(UTILITY_CASES) ^ set(names)
+
+
+@pytest.mark.parametrize("name,i", [(n, i) for n, cases in UTILITY_CASES.items() for i in range(len(cases))])
+def test_utility_bad_input(name, i):
+    fn, expected = UTILITY_CASES[name][i]
+    if isinstance(expected, tuple):
+        out = fn()
+        if isinstance(expected[1], (str, bool)):
+            assert out == expected[1]
+        else:
+            np.testing.assert_array_equal(out, expected[1])
+    else:
+        expect_error(fn, expected)
+
+
+# --------------------------------------------------------------------------------------------------
+# data loaders and savers
+# --------------------------------------------------------------------------------------------------
+
+X4 = np.ones((4, 2))
+Y4 = np.array([1.0, 0.0, 2.0, 0.0])
+
+
+def _save(tmp_path, **kw):
+    args = {"X": X4, "y": Y4, "qid": np.array([1, 1, 2, 2])}
+    args.update(kw)
+    return call_unmutated(lo.save_letor, tmp_path / "out.txt", **args)
+
+
+DATA_CASES = [
+    ("save_letor", "nan_qid", lambda t: _save(t, qid=np.array([1.0, np.nan, 2.0, 2.0])), r"qid", None),
+    ("save_letor", "split_qid", lambda t: _save(t, qid=np.array([1, 2, 1, 2])), r"qid", None),
+    ("save_letor", "float_qid", lambda t: _save(t, qid=np.array([1.5, 1.5, 2.5, 2.5])), r"qid", pending(HOLE_D)),
+    ("save_letor", "str_qid", lambda t: _save(t, qid=np.array(["a", "a", "b", "b"])), r"qid", pending(HOLE_D)),
+    ("save_letor", "y_length", lambda t: _save(t, y=Y4[:3]), r"\by\b", None),
+    ("save_letor", "nan_label", lambda t: _save(t, y=np.r_[np.nan, Y4[1:]]), r"\by\b|label",
+     found("save_letor: a NaN label raises numpy's 'cannot convert float NaN to integer', naming no argument")),
+    ("save_letor", "cut_groups", lambda t: _save(t, qid=None, group_ptr=np.array([0, 3])), r"group_ptr", None),
+    ("load_letor", "bad_label", lambda t: _load(t, "x qid:1 1:0.5\n"), r"line 1.*label", None),
+    ("load_letor", "nan_label", lambda t: _load(t, "nan qid:1 1:0.5\n"), r"line 1.*label", None),
+    ("load_letor", "split_qid", lambda t: _load(t, "1 qid:1 1:1\n0 qid:2 1:1\n1 qid:1 1:1\n"), r"line 3.*qid", None),
+    ("load_letor", "feature_0", lambda t: _load(t, "1 qid:1 0:0.5\n"), r"feature", None),
+    ("load_letor", "no_rows", lambda t: _load(t, ""), r"no data", None),
+    ("load_letor", "missing", lambda t: lo.load_letor(t / "nope"), r"nope", None),
+    ("load_letor_folds", "missing", lambda t: lo.load_letor_folds(t / "nope"), r"nope", None),
+    ("catboost_validation_rows", "missing", lambda t: lo.catboost_validation_rows(t / "nope"), r"nope", None),
+    ("make_ranking", "zero_queries", lambda t: lo.make_ranking(0), r"n_queries", None),
+    ("make_ranking", "docs_range", lambda t: lo.make_ranking(3, docs_per_query=(5, 2)), r"docs_per_query", None),
+    ("make_mslr_like", "zero_queries", lambda t: lo.make_mslr_like(0), r"n_queries", None),
+    ("train_test_split_queries", "test_size", lambda t: lo.train_test_split_queries(lo.make_ranking(4), 1.0),
+     r"test_size", None),
+    ("RankingData", "y_length", lambda t: lo.RankingData(X4, Y4[:3], np.array([1, 1, 2, 2]), np.array([0, 2, 4])),
+     r"\by\b", None),
+    ("RankingData", "cut_groups", lambda t: lo.RankingData(X4, Y4, np.array([1, 1, 2, 2]), np.array([0, 3])),
+     r"group_ptr", None),
+    ("LetorData", "qid_length", lambda t: lo.LetorData(X4, Y4, np.array([1, 1, 2]), np.array([0, 2, 4])),
+     r"qid", None),
+    ("Fold", "no_train", lambda t: lo.Fold("Fold1", None), r"train",
+     found("Fold accepts train=None (a fold without training data fails later, far from the cause)")),
+]
+
+
+def _load(tmp_path, text):
+    f = tmp_path / "in.txt"
+    f.write_text(text)
+    return lo.load_letor(f)
+
+
+def test_data_table_is_complete():
+    assert {c[0] for c in DATA_CASES} == set(FAMILIES["data"])
+
+
+@pytest.mark.parametrize("name,case,fn,pattern", [
+    pytest.param(*c[:4], marks=c[4] or (), id=f"{c[0]}-{c[1]}") for c in DATA_CASES])
+def test_data_bad_input(tmp_path, name, case, fn, pattern):
+    expect_error(lambda: fn(tmp_path), pattern, exc=(ValueError, TypeError, FileNotFoundError))
+
+
+@pending(HOLE_D)
+def test_save_letor_round_trip_keeps_float_and_string_qids_distinct(tmp_path):
+    """Either a clear error (above) or a file that reads back to the same queries."""
+    for qid in (np.array([1.5, 1.5, 1.7, 1.7]), np.array(["a", "a", "b", "b"])):
+        try:
+            lo.save_letor(tmp_path / "q.txt", X4, Y4, qid=qid)
+        except ValueError:
+            continue
+        back = lo.load_letor(tmp_path / "q.txt")
+        np.testing.assert_array_equal(back.group_ptr, [0, 2, 4])
+
+
+# --------------------------------------------------------------------------------------------------
+# adapters' constructors and eval-metric factories
+# --------------------------------------------------------------------------------------------------
+
+CONSTRUCTOR_CASES = [
+    ("LightGBMObjective", "unknown_metric", lambda: lo.LightGBMObjective("bogus"), r"bogus", None),
+    ("LightGBMObjective", "nan_sigma", lambda: lo.LightGBMObjective(sigma=np.nan), r"sigma", None),
+    ("LightGBMObjective", "k_0", lambda: lo.LightGBMObjective(k=0), r"\bk\b", None),
+    ("LightGBMObjective", "bad_preset", lambda: lo.LightGBMObjective(preset="nope"), r"preset", None),
+    ("LightGBMObjective", "preset_unknown_option", lambda: lo.LightGBMObjective(preset="lightgbm", bogus=1),
+     r"bogus", None),
+    ("LightGBMObjective", "unknown_option", lambda: lo.LightGBMObjective("ndcg", bogus=1), r"bogus", pending(HOLE_C)),
+    ("LightGBMObjective", "ignored_k", lambda: lo.LightGBMObjective("xendcg", k=5), r"\bk\b", pending(HOLE_C)),
+    ("LightGBMObjective", "bad_gain", lambda: lo.LightGBMObjective("ndcg", gain="bogus"), r"gain", pending(HOLE_C)),
+    ("XGBoostObjective", "unknown_option", lambda: lo.XGBoostObjective("ndcg", bogus=1), r"bogus", pending(HOLE_C)),
+    ("XGBoostObjective", "ignored_k", lambda: lo.XGBoostObjective("xendcg", k=5), r"\bk\b", pending(HOLE_C)),
+    ("XGBoostObjective", "sigma_with_preset", lambda: lo.XGBoostObjective(preset="xgboost", sigma=2), r"sigma", None),
+    ("XGBoostObjective", "nan_min_child_weight", lambda: lo.XGBoostObjective(min_child_weight=np.nan),
+     r"min_child_weight", None),
+    ("catboost_loss_function", "unknown_metric", lambda: lo.catboost_loss_function("bogus"), r"metric", None),
+    ("catboost_loss_function", "top_0", lambda: lo.catboost_loss_function(top=0), r"top", None),
+    ("lightgbm_metric", "unknown", lambda: lo.lightgbm_metric("bogus"), r"bogus", None),
+    ("lightgbm_metric", "k_0", lambda: lo.lightgbm_metric("ndcg@0"), r"\bk\b", None),
+    ("lightgbm_metric", "convention", lambda: lo.lightgbm_metric("ndcg@3", convention="x"), r"convention", None),
+    ("lightgbm_metric", "nan_threshold", lambda: lo.lightgbm_metric("map", threshold=np.nan), r"threshold",
+     found("eval-metric factories accept threshold=NaN / max_label=-1 and refuse them only at the first evaluation")),
+    ("xgboost_metric", "unknown", lambda: lo.xgboost_metric("bogus"), r"bogus", None),
+    ("xgboost_metric", "negative_max_label", lambda: lo.xgboost_metric("err@3", max_label=-1), r"max_label",
+     found("eval-metric factories accept threshold=NaN / max_label=-1 and refuse them only at the first evaluation")),
+    ("catboost_metric", "unknown", lambda: lo.catboost_metric("bogus", []), r"bogus", None),
+    ("catboost_metric", "ties", lambda: lo.catboost_metric("ndcg@3", [], ties="x"), r"ties", None),
+    ("xgboost_early_stopping", "rounds_0", lambda: lo.xgboost_early_stopping(0, "ndcg@3"), r"rounds", None),
+    ("xgboost_early_stopping", "unknown", lambda: lo.xgboost_early_stopping(3, "bogus"), r"bogus", None),
+]
+
+
+def test_constructor_table_is_complete():
+    assert {c[0] for c in CONSTRUCTOR_CASES} == set(FAMILIES["adapter"] + FAMILIES["eval_metric"])
+
+
+@pytest.mark.parametrize("name,case,fn,pattern", [
+    pytest.param(*c[:4], marks=c[4] or (), id=f"{c[0]}-{c[1]}") for c in CONSTRUCTOR_CASES])
+def test_constructor_bad_options(name, case, fn, pattern):
+    if name.startswith("XGB") or name.startswith("xgb"):
+        pytest.importorskip("xgboost")
+    expect_error(fn, pattern)
+
+
+# --------------------------------------------------------------------------------------------------
+# estimators (fit / score / predict)
+# --------------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def tiny():
+    d = lo.make_ranking(6, docs_per_query=(4, 8), n_features=3, seed=1)
+    return np.asarray(d.X, float), d.y, d.qid, d.group_ptr
+
+
+ESTIMATORS = {
+    "LGBMLambdaRanker": lambda: lo.LGBMLambdaRanker(n_estimators=2, verbose=-1, min_data_in_leaf=1, num_leaves=4),
+    "XGBLambdaRanker": lambda: lo.XGBLambdaRanker(n_estimators=2),
+    "MARTRanker": lambda: reference.MARTRanker(n_estimators=2, min_data_in_leaf=1, num_leaves=4),
+    "LinearLambdaRank": lambda: lo.LinearLambdaRank(n_iter=2),
+    "MLPLambdaRank": lambda: lo.MLPLambdaRank(n_iter=2),
+}
+SAMPLE_WEIGHTED = ("LGBMLambdaRanker", "XGBLambdaRanker")
+
+
+def test_estimator_table_is_complete():
+    _family_calls("estimator", ESTIMATORS)
+    assert set(reference.__all__) & set(FAMILIES["estimator"]) == {"MARTRanker"}
+
+
+def _fit_cases():
+    def y_at(v):
+        return lambda X, y, qid, ptr: (X, np.r_[v, y[1:]], {"qid": qid})
+
+    cases = [
+        ("nan_label", y_at(np.nan), r"\by\b|label"),
+        ("inf_label", y_at(np.inf), r"\by\b|label"),
+        ("negative_label", y_at(-1.0), r"\by\b|label"),
+        ("huge_grade", y_at(1e6), r"label|gain|grade"),
+        ("y_too_short", lambda X, y, qid, ptr: (X, y[:-1], {"qid": qid}), r"\by\b|length|rows"),
+        ("qid_too_short", lambda X, y, qid, ptr: (X, y, {"qid": qid[:-1]}), r"qid"),
+        ("split_qid", lambda X, y, qid, ptr: (X, y, {"qid": np.r_[qid[-1], qid[1:]]}), r"qid"),
+        ("nan_qid", lambda X, y, qid, ptr: (X, y, {"qid": np.r_[np.nan, qid[1:]]}), r"qid"),
+        ("groups_sum_short", lambda X, y, qid, ptr: (X, y, {"group": np.r_[np.diff(ptr)[:-1], 1]}), r"group|size"),
+        ("empty_query", lambda X, y, qid, ptr: (X, y, {"group": np.r_[0, np.diff(ptr)]}), r"group|size|empty"),
+        ("no_queries", lambda X, y, qid, ptr: (X, y, {}), r"quer"),
+        ("zero_rows", lambda X, y, qid, ptr: (X[:0], y[:0], {"qid": qid[:0]}), r"sample|rows|0"),
+        ("inf_feature", lambda X, y, qid, ptr: (np.r_[[[np.inf] * 3], X[1:]], y, {"qid": qid}), r"\bX\b|infinity"),
+    ]
+    out = []
+    for name in ESTIMATORS:
+        for case, make, pattern in cases:
+            marks = ()
+            if name == "MARTRanker" and case == "huge_grade":
+                continue  # the default objective, lambda with exponential gain: covered; mcrank below
+            out.append(pytest.param(name, make, pattern, marks=marks, id=f"{name}-{case}"))
+        if name in SAMPLE_WEIGHTED:
+            for case, v in (("nan_weight", np.nan), ("negative_weight", -1.0), ("inf_weight", np.inf)):
+                def make(X, y, qid, ptr, v=v, name=name):
+                    nw = len(y) if name == "LGBMLambdaRanker" else len(ptr) - 1
+                    return X, y, {"qid": qid, "sample_weight": np.r_[v, np.ones(nw - 1)]}
+                out.append(pytest.param(name, make, r"sample_weight", marks=pending(HOLE_A), id=f"{name}-{case}"))
+            def wrong(X, y, qid, ptr, name=name):
+                nw = len(y) if name == "LGBMLambdaRanker" else len(ptr) - 1
+                return X, y, {"qid": qid, "sample_weight": np.ones(nw + 1)}
+            out.append(pytest.param(name, wrong, r"sample_weight", id=f"{name}-weight_length"))
+    return out
+
+
+@pytest.mark.parametrize("name,make,pattern", _fit_cases())
+def test_estimator_fit_bad_input(tiny, name, make, pattern):
+    X, y, kw = make(*tiny)
+    expect_error(ESTIMATORS[name]().fit, pattern, X, y, **kw)
+
+
+@pytest.fixture(scope="module")
+def fitted(tiny):
+    X, y, qid, _ = tiny
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {name: make().fit(X, y, qid=qid) for name, make in ESTIMATORS.items()}
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_estimator_predict_and_score_bad_input(tiny, fitted, name):
+    X, y, qid, ptr = tiny
+    m = fitted[name]
+    expect_error(m.predict, r"\bX\b.*feature|feature", X[:, :2])
+    assert np.all(np.isfinite(call_unmutated(m.predict, X)))
+    if not hasattr(m, "score"):
+        return
+    expect_error(m.score, r"label", X, np.r_[np.nan, y[1:]], qid=qid)
+    expect_error(m.score, r"qid", X, y, qid=np.r_[qid[-1], qid[1:]])
+    expect_error(m.score, r"label|length", X, y[:-1], qid=qid)
+    expect_error(m.score, r"quer", X, y)
+    expect_error(m.score, r"group|size", X, y, group=np.r_[np.diff(ptr)[:-1], 1])
+    v = call_unmutated(m.score, X, y, qid=qid)
+    assert 0.0 <= v <= 1.0
+
+
+MCRANK_HUGE = """
+import numpy as np, reference
+X = np.arange(12, dtype=float).reshape(6, 2)
+y = np.array([1e6, 0, 1, 0, 1, 2])
+try:
+    reference.MARTRanker(objective="mcrank", n_estimators=1, min_data_in_leaf=1).fit(X, y, group=[3, 3])
+except ValueError as exc:
+    print("ValueError:", exc)
+"""
+
+
+@pending(HOLE_D)
+def test_mcrank_huge_grade_is_refused_quickly():
+    """``objective="mcrank"`` with a grade of 1e6 built a million score columns (minutes, then memory);
+    run in a child process with a time limit, since the unfixed code does not return."""
+    try:
+        out = subprocess.run([sys.executable, "-c", MCRANK_HUGE], capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("MARTRanker(objective='mcrank') with a grade of 1e6 ran for over 60 s")
+    assert re.search(r"ValueError:.*(grade|label|y\b)", out.stdout), out.stdout + out.stderr[-2000:]
+
+
+# --------------------------------------------------------------------------------------------------
+# the adapters through the engines' own APIs
+# --------------------------------------------------------------------------------------------------
+
+def _lgb_train(tiny, obj=None, **ds):
+    lgb = pytest.importorskip("lightgbm")
+    X, y, _, ptr = tiny
+    kw = {"label": y, **ds}
+    dtrain = lgb.Dataset(X, group=np.diff(ptr), **kw)
+    bst = lgb.train({"objective": obj or lo.LightGBMObjective(), "verbose": -1, "min_data_in_leaf": 1,
+                     "num_leaves": 4}, dtrain, 2)
+    return bst.predict(X)
+
+
+def _xgb_train(tiny, obj=None, **dm):
+    xgb = pytest.importorskip("xgboost")
+    X, y, _, ptr = tiny
+    kw = {"label": y, **dm}
+    obj = obj or lo.XGBoostObjective()
+    dtrain = xgb.DMatrix(X, group=np.diff(ptr), **kw)
+    return xgb.train(obj.params(), dtrain, 2, obj=obj).predict(dtrain)
+
+
+def _row(v, n, what):
+    return lambda tiny: np.r_[v, np.ones(n(tiny) - 1) * (0.0 if what == "margin" else 1.0)]
+
+
+_N_ROWS = lambda t: len(t[1])  # noqa: E731
+_N_QUERIES = lambda t: len(t[3]) - 1  # noqa: E731
+
+ENGINE_CASES = []
+for _engine, _train, _wn, _margin in (("lightgbm", _lgb_train, _N_ROWS, "init_score"),
+                                       ("xgboost", _xgb_train, _N_QUERIES, "base_margin")):
+    ENGINE_CASES += [
+        (_engine, "nan_label", _train, "label", _row(np.nan, _N_ROWS, "label"), r"label", pending(HOLE_C)),
+        (_engine, "negative_label", _train, "label", _row(-1.0, _N_ROWS, "label"), r"label", None),
+        (_engine, "huge_grade", _train, "label", _row(1e6, _N_ROWS, "label"), r"label|gain", None),
+        (_engine, "nan_weight", _train, "weight", _row(np.nan, _wn, "weight"), r"weight", pending(HOLE_C)),
+        (_engine, "negative_weight", _train, "weight", _row(-1.0, _wn, "weight"), r"weight", pending(HOLE_C)),
+        (_engine, "inf_weight", _train, "weight", _row(np.inf, _wn, "weight"), r"weight", pending(HOLE_C)),
+        (_engine, f"nan_{_margin}", _train, _margin, _row(np.nan, _N_ROWS, "margin"), _margin, pending(HOLE_C)),
+        (_engine, f"inf_{_margin}", _train, _margin, _row(np.inf, _N_ROWS, "margin"), _margin, pending(HOLE_C)),
+    ]
+
+
+@pytest.mark.parametrize("engine,case,train,field,make,pattern", [
+    pytest.param(*c[:6], marks=c[6] or (), id=f"{c[0]}-{c[1]}") for c in ENGINE_CASES])
+def test_engine_data_bad_input(tiny, engine, case, train, field, make, pattern):
+    """A bad Dataset/DMatrix field reaches our objective through the engine: a clear error naming it
+    (never NaN predictions, a silently ignored row, or an engine's C++ stack trace)."""
+    pytest.importorskip(engine)
+    expect_error(lambda: train(tiny, **{field: make(tiny)}), pattern, exc=(ValueError, TypeError))
+
+
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_engine_huge_margin_gives_finite_predictions(tiny, engine):
+    pytest.importorskip(engine)
+    train, margin = (_lgb_train, "init_score") if engine == "lightgbm" else (_xgb_train, "base_margin")
+    pred = train(tiny, **{margin: np.r_[1e30, np.zeros(len(tiny[1]) - 1)]})
+    assert np.all(np.isfinite(pred))
+
+
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+@pytest.mark.parametrize("case,make", [
+    pytest.param("unknown_option", lambda cls: cls("ndcg", bogus=1), marks=pending(HOLE_C)),
+    pytest.param("ignored_k", lambda cls: cls("xendcg", k=5), marks=pending(HOLE_C)),
+])
+def test_engine_objective_options_refused_before_training(tiny, engine, case, make):
+    """Unknown or ignored options fail at construction, not as a TypeError inside the first round
+    (or never, for an option the objective ignores)."""
+    pytest.importorskip(engine)
+    cls = lo.LightGBMObjective if engine == "lightgbm" else lo.XGBoostObjective
+    expect_error(make, r"bogus|\bk\b", cls)
+
+
+def test_lightgbm_feval_stays_in_range(tiny):
+    lgb = pytest.importorskip("lightgbm")
+    X, y, _, ptr = tiny
+    d = lgb.Dataset(X, y, group=np.diff(ptr))
+    res = {}
+    lgb.train({"objective": lo.LightGBMObjective(), "verbose": -1, "min_data_in_leaf": 1, "num_leaves": 4}, d, 3,
+              valid_sets=[d], valid_names=["t"], feval=[lo.lightgbm_metric(m) for m in ("ndcg@3", "err@3", "mrr")],
+              callbacks=[lgb.record_evaluation(res)])
+    for values in res["t"].values():
+        assert all(0.0 <= v <= 1.0 for v in values)
+
+
+@pytest.mark.parametrize("weights", [[0.5, 2, 3, 0.1, 1, 7], [1e6, 1, 1, 1, 1, 1]], ids=["mixed", "dominant"])
+def test_xgboost_weighted_eval_metric_is_the_weighted_mean(tiny, weights):
+    xgb = pytest.importorskip("xgboost")
+    X, y, _, ptr = tiny
+    w = np.array(weights, float)
+    obj = lo.XGBoostObjective()
+    dm = xgb.DMatrix(X, y, group=np.diff(ptr), weight=w)
+    res = {}
+    bst = xgb.train(obj.params(), dm, 2, obj=obj, custom_metric=lo.xgboost_metric("ndcg@3"), evals=[(dm, "t")],
+                    evals_result=res, verbose_eval=False)
+    expected = np.average(lo.metric_values(bst.predict(dm, output_margin=True), y, ptr, "ndcg@3"), weights=w)
+    assert res["t"]["ndcg@3"][-1] == pytest.approx(expected, abs=1e-5)
+    assert 0.0 <= res["t"]["ndcg@3"][-1] <= 1.0
+
+
+@pytest.mark.parametrize("metric", [pytest.param("err@3", marks=pending(HOLE_B)),
+                                    pytest.param("mrr", marks=pending(HOLE_B)), "ndcg@3"])
+def test_xgboost_early_stopping_maximises_our_metric(tiny, metric):
+    """``early_stopping_rounds`` with our metric as ``custom_metric``: XGBoost guesses the direction
+    from the name ("err..." and "mrr" read as errors to minimise); the best round must be the highest."""
+    xgb = pytest.importorskip("xgboost")
+    X, y, _, ptr = tiny
+    obj = lo.XGBoostObjective()
+    dm = xgb.DMatrix(X, y, group=np.diff(ptr))
+    res = {}
+    bst = xgb.train(obj.params(), dm, 8, obj=obj, custom_metric=lo.xgboost_metric(metric), evals=[(dm, "t")],
+                    evals_result=res, early_stopping_rounds=2, verbose_eval=False)
+    hist = res["t"][metric]
+    assert bst.best_score == pytest.approx(max(hist), abs=1e-6), hist
+
+
+# --------------------------------------------------------------------------------------------------
+# the comparisons CLI: argparse's exit 2 with a one-line error, never a traceback
+# --------------------------------------------------------------------------------------------------
+
+def _cli(argv):
+    from comparisons.__main__ import main
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(argv)
+    return code, err.getvalue()
+
+
+def _bad_values():
+    """For every command, each option whose parser is a known type and a value it must refuse."""
+    import argparse
+    import importlib
+
+    from comparisons.__main__ import COMMANDS
+
+    bad = {"positive_int": ["0", "x"], "positive_float": ["0", "nan", "inf"], "folds_arg": ["9"], "int": ["x"]}
+    out = []
+    for cmd, (module, _) in COMMANDS.items():
+        p = argparse.ArgumentParser()
+        importlib.import_module(module).add_arguments(p)
+        out.append((cmd, ["--no-such-option"]))
+        for a in p._actions:
+            if not a.option_strings or a.option_strings[0] in ("-h", "--help"):
+                continue
+            opt = a.option_strings[0]
+            kind = getattr(a.type, "__name__", None)
+            if a.choices is not None:
+                out.append((cmd, [opt, "no-such-choice"]))
+            elif kind and kind.startswith("integer >= "):
+                out.append((cmd, [opt, str(int(kind.split()[-1]) - 1)]))
+            for v in bad.get(kind, []):
+                out.append((cmd, [opt, v]))
+    return out
+
+
+def test_cli_unknown_command():
+    code, err = _cli(["no-such-command"])
+    assert code == 2 and "invalid choice" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("cmd,args", _bad_values(), ids=lambda v: v if isinstance(v, str) else " ".join(v))
+def test_cli_bad_option(cmd, args):
+    code, err = _cli([cmd, *args])
+    assert code == 2, err
+    assert "Traceback" not in err
+    lines = [ln for ln in err.splitlines() if "error:" in ln]
+    assert len(lines) == 1, err
+    if args[0] != "--no-such-option":  # that one may meet a missing required option first
+        assert args[0] in lines[0], err
+
+
+def test_cli_missing_data_folder(tmp_path):
+    code, err = _cli(["paper", "--data", str(tmp_path / "nope")])
+    assert code == 2 and "Traceback" not in err and "nope" in err
+
+
+def test_cli_module_entry_point():
+    """Once through ``python -m comparisons`` itself (a child process is slow: once is enough)."""
+    out = subprocess.run([sys.executable, "-m", "comparisons", "demo", "--rounds", "0"], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "--rounds" in out.stderr.splitlines()[-1]
