@@ -3,7 +3,8 @@
 A snippet whose first line is ``# needs: shared data`` runs from the real data folder (so paths
 such as ``MQ2008/Fold1/train.txt`` resolve) and skips when it is absent; every other snippet
 runs in an empty temporary folder and must be self-contained. A snippet that imports an optional
-extra's package (CatBoost, say) skips, naming it, when that package is not installed.
+extra's package (CatBoost, say) skips, naming it, when that package is not installed. A snippet
+that emits a warning fails: a user following the docs should see none.
 """
 
 import os
@@ -14,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the optional extras' packages: a snippet that imports one skips when it is absent
-OPTIONAL = {"lightgbm", "xgboost", "catboost", "dask", "distributed", "matplotlib", "tqdm"}
+OPTIONAL = {"lightgbm", "xgboost", "catboost", "dask", "distributed", "matplotlib", "tqdm", "ir_measures"}
 _BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 
@@ -26,6 +27,7 @@ def _snippets():
             yield pytest.param(path, line, m.group(1), id=f"{path.relative_to(ROOT)}:{line}")
 
 
+@pytest.mark.filterwarnings("error")
 @pytest.mark.parametrize("path, line, code", list(_snippets()))
 def test_snippet_runs_as_written(path, line, code, tmp_path, shared_data_or_none, monkeypatch):
     where = tmp_path
