@@ -58,3 +58,17 @@ def test_snippets_are_found():
     found = {p.name for p, _, _ in (s.values for s in _snippets())}
     assert {"README.md", "user-guide.md", "heatmap.md"} <= found
     assert os.path.exists(ROOT / "README.md")
+
+
+def test_stated_synthetic_set_figures_hold():
+    """docs/reproducing.md states the size of the synthetic quality set; recompute it."""
+    from comparisons.paper import load_fold
+    from lambda_objectives import make_mslr_like
+
+    text = (ROOT / "docs" / "reproducing.md").read_text()
+    d = make_mslr_like(1000, seed=0)
+    assert f"`make_mslr_like(1000, seed=0)` ({d.X.shape[0] / d.n_queries:.1f} documents per query" in text
+    train, _, _ = load_fold("synthetic:mslr:1000:0", "Fold1")
+    assert f"Fold1 trains on\n{train.X.shape[0]:,} rows" in text
+    assert f"{train.X.shape[0]:,} training rows" in text
+
