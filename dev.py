@@ -6,7 +6,9 @@ with the extras each job needs (re-installing only when ``pyproject.toml`` chang
 
 * ``demo``  - the main job: the whole pipeline on the built-in synthetic data set
   (``python -m comparisons demo``): LightGBM/XGBoost with our objective vs their native
-  objectives vs the reference trainer (SE and OLE), a table in ``results/demo/``.
+  objectives vs the reference trainer (SE and OLE), a table in ``results/demo/``. Installs the
+  ``demo`` extra only (LightGBM, XGBoost's CPU-only wheel ``xgboost-cpu``, tqdm), or uses the test
+  environment when that is already installed.
 * ``test``  - the test suite (``pytest``), then the pure-kernel tests again as plain Python
   (``NUMBA_DISABLE_JIT=1``) and with numba bounds checking (``NUMBA_BOUNDSCHECK=1``), because
   numba raises no IndexError or ZeroDivisionError of its own.
@@ -30,11 +32,23 @@ def _run(cmd, env=None):
     return subprocess.call([str(c) for c in cmd], cwd=ROOT, env=env)
 
 
+def _stamp(extras):
+    return VENV / f".installed-{extras}"
+
+
 def ensure_env(extras):
-    """Create the virtual environment and install the project with ``extras`` when needed."""
+    """Create the virtual environment and install the project with ``extras`` when needed.
+
+    ``demo`` installs XGBoost's CPU-only wheel (``xgboost-cpu``), ``test`` the full ``xgboost`` wheel:
+    both install the same ``xgboost`` package, so one environment must never hold both. The test
+    set holds everything the demo runs, so ``demo`` uses it once it is installed, and ``test``
+    removes the demo's ``xgboost-cpu`` before installing its own.
+    """
     if sys.version_info < (3, 10):
         sys.exit(f"Python >= 3.10 is required, this is {sys.version.split()[0]}")
-    stamp = VENV / f".installed-{extras}"
+    if extras == "demo" and _stamp("test").exists():
+        extras = "test"
+    stamp = _stamp(extras)
     digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
     if stamp.exists() and stamp.read_text() == digest and PY.exists():
         return
@@ -43,13 +57,17 @@ def ensure_env(extras):
         venv.EnvBuilder(with_pip=True).create(VENV)
     if _run([PY, "-m", "pip", "install", "-q", "--upgrade", "pip"]) != 0:
         sys.exit("could not upgrade pip in the virtual environment")
+    if extras == "test" and _stamp("demo").exists():
+        if _run([PY, "-m", "pip", "uninstall", "-q", "-y", "xgboost-cpu"]) != 0:
+            sys.exit("could not remove the demo's xgboost-cpu before installing the full xgboost")
+        _stamp("demo").unlink()
     if _run([PY, "-m", "pip", "install", "-q", "-e", f".[{extras}]"]) != 0:
         sys.exit("installing the project failed (see pip's message above)")
     stamp.write_text(digest)
 
 
 def demo(args):
-    ensure_env("all")
+    ensure_env("demo")
     return _run([PY, "-m", "comparisons", "demo", *args])
 
 

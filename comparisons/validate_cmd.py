@@ -50,14 +50,14 @@ def probe(engine, params, path, n_q, seed):
     y = d.y[: ptr[-1]]
     s = np.random.default_rng(seed).normal(size=y.size)
     if engine == "lightgbm":
-        gn, hn = probe_lightgbm(y, ptr, params, init_score=s)
+        gn, hn = probe_lightgbm(y, ptr, params, scores=s)
         obj = LightGBMObjective(k=params.get("lambdarank_truncation_level"), sigma=params.get("sigmoid", 1.0),
                                 preset="lightgbm", norm=params.get("lambdarank_norm", True))
     else:
         metric = params["objective"].split(":")[1]
         if metric == "map":
             y = (y > 0).astype(float)
-        gn, hn = probe_xgboost(y, ptr, params, base_margin=s.astype(np.float32))
+        gn, hn = probe_xgboost(y, ptr, params, scores=s.astype(np.float32))
         opts = {}
         if "lambdarank_score_normalization" in params:
             opts["score_normalization"] = params["lambdarank_score_normalization"]

@@ -14,6 +14,7 @@ import contextlib
 import os
 import sys
 import tempfile
+import warnings
 
 import numpy as np
 
@@ -88,8 +89,20 @@ def _per_doc(leaf_of, values, weights):
     return g, h
 
 
-def probe_lightgbm(labels, group_ptr, params=None, init_score=None, weight=None):
-    """Native LightGBM gradients/Hessians at scores ``init_score`` (default 0) for one round.
+def _scores(scores, old_name, old_value):
+    """The probe's ``scores=``, or the engine-specific keyword it replaced (deprecated: one keyword
+    for every probe, so that one call probes every engine at the same scores)."""
+    if old_value is None:
+        return scores
+    if scores is not None:
+        raise TypeError(f"pass the scores once: scores= (not {old_name}=, its deprecated alias)")
+    warnings.warn(f"{old_name}= is deprecated: pass scores= (the same keyword for probe_lightgbm, "
+                  "probe_xgboost and probe_catboost)", FutureWarning, stacklevel=3)
+    return old_value
+
+
+def probe_lightgbm(labels, group_ptr, params=None, scores=None, weight=None, *, init_score=None):
+    """Native LightGBM gradients/Hessians at ``scores`` (default 0) for one round.
 
     Parameters
     ----------
@@ -98,7 +111,11 @@ def probe_lightgbm(labels, group_ptr, params=None, init_score=None, weight=None)
     params : dict
         Objective parameters (default ``{"objective": "lambdarank"}``), e.g. ``sigmoid``,
         ``lambdarank_truncation_level``, ``lambdarank_norm``, ``label_gain``.
-    init_score, weight : array (n,), optional
+    scores : array (n,), optional
+        The current scores, passed to LightGBM as ``init_score``; the same keyword for every probe.
+    weight : array (n,), optional
+    init_score : array (n,), optional
+        Deprecated alias of ``scores`` (a ``FutureWarning``).
 
     Returns
     -------
@@ -106,7 +123,8 @@ def probe_lightgbm(labels, group_ptr, params=None, init_score=None, weight=None)
     """
     lgb = require("lightgbm")
 
-    y, ptr, init_score, weight = _probe_inputs(labels, group_ptr, init_score, "init_score", weight,
+    init_score = _scores(scores, "init_score", init_score)
+    y, ptr, init_score, weight = _probe_inputs(labels, group_ptr, init_score, "scores", weight,
                                                lambda ptr: int(ptr[-1]))
     n = y.shape[0]
     if n > 100_000:
@@ -158,17 +176,20 @@ def probe_lightgbm(labels, group_ptr, params=None, init_score=None, weight=None)
     return _per_doc(leaf_of, v, w)
 
 
-def probe_xgboost(labels, group_ptr, params=None, base_margin=None, weight=None):
-    """Native XGBoost gradients/Hessians at margins ``base_margin`` (default 0) for one round.
+def probe_xgboost(labels, group_ptr, params=None, scores=None, weight=None, *, base_margin=None):
+    """Native XGBoost gradients/Hessians at ``scores`` (default 0) for one round.
 
     ``params`` gives the objective (default ``{"objective": "rank:ndcg"}``) and its
-    ``lambdarank_*`` options. ``weight`` is per query. Leaf values are float32 in XGBoost, so the
+    ``lambdarank_*`` options. ``scores`` (the same keyword for every probe) are passed to XGBoost as
+    ``base_margin``, which it holds in float32; ``base_margin=`` is a deprecated alias of ``scores``
+    (a ``FutureWarning``). ``weight`` is per query. Leaf values are float32 in XGBoost, so the
     result is exact to float32 precision. Returns float64 ``grad, hess`` with NaN where a
     document shares its leaf.
     """
     xgb = require("xgboost")
 
-    y, ptr, base_margin, weight = _probe_inputs(labels, group_ptr, base_margin, "base_margin", weight,
+    base_margin = _scores(scores, "base_margin", base_margin)
+    y, ptr, base_margin, weight = _probe_inputs(labels, group_ptr, base_margin, "scores", weight,
                                                 lambda ptr: ptr.shape[0] - 1)  # per query
     n = y.shape[0]
     if n > 100_000:

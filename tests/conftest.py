@@ -11,6 +11,18 @@ SHARED_DATA = Path(
 )
 
 
+@pytest.fixture(autouse=True)
+def _no_catboost_info_left_behind():
+    """Fail a test that makes CatBoost write its ``catboost_info/`` log folder into the working
+    directory (the repository root under ``pytest``): pass ``allow_writing_files=False``, and
+    ``train_dir=`` a temporary folder where CatBoost writes anyway (``eval_metrics``)."""
+    where = {Path.cwd() / "catboost_info", Path(__file__).resolve().parents[1] / "catboost_info"}
+    before = {p for p in where if p.exists()}
+    yield
+    left = sorted(str(p) for p in where - before if p.exists())
+    assert not left, f"the test left CatBoost's log folder {left}: give CatBoost a train_dir in tmp_path"
+
+
 @pytest.fixture(scope="session")
 def shared_data():
     """Path of the real data folder; skips the test when it is absent (a user's fresh clone)."""

@@ -774,15 +774,16 @@ def test_lgb_cv_with_random_row_folds_raises_and_query_folds_work():
     assert abs(res["valid lo_ndcg@10-mean"][-1] - native["valid ndcg@10-mean"][-1]) < 0.08
 
 
-def test_catboost_metric_weights_queries_as_catboost_does():
+def test_catboost_metric_weights_queries_as_catboost_does(tmp_path):
     cb = _catboost()
     from lambda_objectives import catboost_metric, make_ranking
 
     d = make_ranking(40, docs_per_query=(5, 15), n_features=5, seed=3)
     gw = np.random.default_rng(0).uniform(0.2, 3, d.n_queries)
     pool = cb.Pool(d.X, d.y, group_id=d.qid, group_weight=np.repeat(gw, d.group))
+    # eval_metrics writes its log to train_dir even with allow_writing_files=False: not the repository
     m = cb.CatBoost({"loss_function": "YetiRank", "iterations": 5, "verbose": False, "thread_count": 1,
-                     "allow_writing_files": False})
+                     "allow_writing_files": False, "train_dir": str(tmp_path)})
     m.fit(pool)
     native = m.eval_metrics(pool, ["NDCG:top=5;type=Exp"])["NDCG:top=5;type=Exp"][-1]
     ours = catboost_metric("ndcg@5", [pool], ties="pessimistic")

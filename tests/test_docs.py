@@ -3,7 +3,8 @@
 A snippet whose first line is ``# needs: shared data`` runs from the real data folder (so paths
 such as ``MQ2008/Fold1/train.txt`` resolve) and skips when it is absent; every other snippet
 runs in an empty temporary folder and must be self-contained. A snippet that imports an optional
-extra's package (CatBoost, say) skips, naming it, when that package is not installed.
+extra's package (CatBoost, say) skips, naming it, when that package is not installed. A snippet
+that emits a warning fails: a user following the docs should see none.
 """
 
 import os
@@ -14,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the optional extras' packages: a snippet that imports one skips when it is absent
-OPTIONAL = {"lightgbm", "xgboost", "catboost", "dask", "distributed", "matplotlib", "tqdm"}
+OPTIONAL = {"lightgbm", "xgboost", "catboost", "dask", "distributed", "matplotlib", "tqdm", "ir_measures"}
 _BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 
@@ -26,6 +27,7 @@ def _snippets():
             yield pytest.param(path, line, m.group(1), id=f"{path.relative_to(ROOT)}:{line}")
 
 
+@pytest.mark.filterwarnings("error")
 @pytest.mark.parametrize("path, line, code", list(_snippets()))
 def test_snippet_runs_as_written(path, line, code, tmp_path, shared_data_or_none, monkeypatch):
     where = tmp_path
@@ -56,3 +58,17 @@ def test_snippets_are_found():
     found = {p.name for p, _, _ in (s.values for s in _snippets())}
     assert {"README.md", "user-guide.md", "heatmap.md"} <= found
     assert os.path.exists(ROOT / "README.md")
+
+
+def test_stated_synthetic_set_figures_hold():
+    """docs/reproducing.md states the size of the synthetic quality set; recompute it."""
+    from comparisons.paper import load_fold
+    from lambda_objectives import make_mslr_like
+
+    text = (ROOT / "docs" / "reproducing.md").read_text()
+    d = make_mslr_like(1000, seed=0)
+    assert f"`make_mslr_like(1000, seed=0)` ({d.X.shape[0] / d.n_queries:.1f} documents per query" in text
+    train, _, _ = load_fold("synthetic:mslr:1000:0", "Fold1")
+    assert f"Fold1 trains on\n{train.X.shape[0]:,} rows" in text
+    assert f"{train.X.shape[0]:,} training rows" in text
+

@@ -38,7 +38,7 @@ def small(request, shared_data):
 def test_probe_lightgbm_equals_preset(small, params):
     y, ptr = small
     s = np.random.default_rng(0).normal(size=y.size)
-    gn, hn = probe_lightgbm(y, ptr, params, init_score=s)
+    gn, hn = probe_lightgbm(y, ptr, params, scores=s)
     obj = LightGBMObjective(k=params.get("lambdarank_truncation_level"), sigma=params.get("sigmoid", 1.0),
                             preset="lightgbm", norm=params.get("lambdarank_norm", True))
     go, ho = obj.gradients(s, y, ptr)
@@ -55,7 +55,7 @@ def test_probe_xgboost_equals_preset(small, metric):
     if metric == "map":
         y = (y > 0).astype(float)
     s = np.random.default_rng(1).normal(size=y.size).astype(np.float32)
-    gn, hn = probe_xgboost(y, ptr, {"objective": f"rank:{metric}"}, base_margin=s)
+    gn, hn = probe_xgboost(y, ptr, {"objective": f"rank:{metric}"}, scores=s)
     go, ho = XGBoostObjective(metric, preset="xgboost").gradients(s, y, ptr)
     r = compare_gradients(go, ho, gn, hn, rtol=1e-6, atol=1e-8)
     assert r["passed"], r
@@ -64,7 +64,7 @@ def test_probe_xgboost_equals_preset(small, metric):
 def test_probe_detects_a_different_objective(small):
     y, ptr = small
     s = np.random.default_rng(2).normal(size=y.size)
-    gn, hn = probe_lightgbm(y, ptr, {"lambdarank_truncation_level": 2}, init_score=s)
+    gn, hn = probe_lightgbm(y, ptr, {"lambdarank_truncation_level": 2}, scores=s)
     go, ho = LightGBMObjective(preset="lightgbm").gradients(s, y, ptr)  # k=30, not 2
     assert not compare_gradients(go, ho, gn, hn)["passed"]
 
@@ -169,7 +169,44 @@ def test_lightgbm_retries_are_silent_and_leave_unisolated_documents_out(capfd):
     ptr = np.concatenate([[0], np.cumsum(rng.integers(5, 15, size=6))])
     y = rng.integers(0, 3, size=ptr[-1]).astype(float)
     g, h = probe_lightgbm(y, ptr, {"lambdarank_truncation_level": 3, "sigmoid": 2.0},
-                          init_score=rng.normal(size=y.size))
+                          scores=rng.normal(size=y.size))
     said = capfd.readouterr()
     assert "[Fatal]" not in said.err and "[Fatal]" not in said.out
     assert 0 < np.isnan(g).sum() < y.size  # documents sharing a leaf are left out, not guessed
+
+
+# --- one keyword for every probe ---------------------------------------------------------------
+def test_one_scores_keyword_probes_every_engine_at_those_scores():
+    """``scores=`` is the one keyword of every probe: a loop over the engines probes each at the
+    given scores (``probe_xgboost`` had ``base_margin=`` where ``probe_lightgbm`` had ``init_score=``)."""
+    from lambda_objectives import lambda_gradients
+
+    rng = np.random.default_rng(4)
+    ptr = np.array([0, 7, 15])
+    y = rng.integers(0, 3, size=15).astype(float)
+    s = rng.normal(size=15).astype(np.float32).astype(float)  # exact in XGBoost's float32 margins
+    presets = {probe_lightgbm: LightGBMObjective(preset="lightgbm"),
+               probe_xgboost: XGBoostObjective("ndcg", preset="xgboost")}
+    for probe, obj in presets.items():
+        gn, hn = probe(labels=y, group_ptr=ptr, scores=s)
+        go, ho = obj.gradients(s, y, ptr)
+        r = compare_gradients(go, ho, gn, hn, rtol=1e-5, atol=1e-7)
+        assert r["passed"] and r["n_compared"] >= 5, (probe.__name__, r)
+        g0, h0 = obj.gradients(np.zeros_like(s), y, ptr)
+        assert not compare_gradients(g0, h0, gn, hn, rtol=1e-5, atol=1e-7)["passed"], probe.__name__
+    cb = pytest.importorskip("catboost")  # noqa: F841
+    from lambda_objectives import probe_catboost
+
+    d1, _ = probe_catboost(labels=y, group_ptr=ptr, scores=s, loss_function="LambdaMart:metric=NDCG;norm=false")
+    np.testing.assert_allclose(d1, lambda_gradients(s, y, ptr, "ndcg", gain="linear")[0], rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("probe, old", [(probe_lightgbm, "init_score"), (probe_xgboost, "base_margin")])
+def test_old_score_keywords_still_work_with_a_warning(probe, old):
+    ptr, y = np.array([0, 6]), np.array([2.0, 0, 1, 0, 1, 0])
+    s = np.array([0.5, -0.25, 0.75, 0.0, 1.0, -1.0])
+    with pytest.warns(FutureWarning, match="scores="):
+        old_way = probe(y, ptr, **{old: s})
+    np.testing.assert_array_equal(old_way, probe(y, ptr, scores=s))
+    with pytest.raises(TypeError, match="once"):
+        probe(y, ptr, scores=s, **{old: s})
