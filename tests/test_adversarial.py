@@ -194,8 +194,8 @@ def test_random_finite_inputs_give_metrics_in_range(data, metric, k):
 # --------------------------------------------------------------------------------------------------
 
 PROBES = {
-    "probe_lightgbm": (lambda **kw: lo.probe_lightgbm(**kw), "init_score", lambda n, nq: n),
-    "probe_xgboost": (lambda **kw: lo.probe_xgboost(**kw), "base_margin", lambda n, nq: nq),
+    "probe_lightgbm": (lambda **kw: lo.probe_lightgbm(**kw), "scores", lambda n, nq: n),
+    "probe_xgboost": (lambda **kw: lo.probe_xgboost(**kw), "scores", lambda n, nq: nq),
 }
 PROBE_CASES = [
     ("nan_label", {"labels": np.array([np.nan, 1.0, 0.0])}, r"label"),
