@@ -125,7 +125,8 @@ _ROWS = (
           preset_options={"catboost": _CATBOOST_NO_TOP},
           summary="mean reciprocal rank (binary relevance: label > threshold)"),
     Entry("ranknet", RANKNET, False, False, True, _no_inputs,
-          presets={"xgboost": "rank:pairwise"}, preset_options={"xgboost": ("k",) + _XGB_OPTIONS}, aliases=("pairwise",),
+          presets={"xgboost": "rank:pairwise"}, preset_options={"xgboost": ("k",) + _XGB_OPTIONS},
+          aliases=("pairwise",),
           summary="RankNet: every differently labelled pair weighted 1"),
     Entry("ndcg_loss2", NDCG_LOSS2, UNLESS_LINEAR, False, True, _gain_inputs, ("gain", "label_gain"),
           summary="LambdaLoss NDCG-Loss2 (Wang et al. 2018); with k, LambdaLoss@K as published (Jagerman et "
