@@ -5,7 +5,15 @@ The public API is flat: everything a user needs is importable from ``lambda_obje
 
 from ._openmp import openmp_sharing
 from ._threads import numba_threads
-from .checks import check_k, check_labels, check_n_threads, check_query_weights, check_sample_weight, check_scores
+from .checks import (
+    check_k,
+    check_labels,
+    check_n_threads,
+    check_query_weights,
+    check_sample_weight,
+    check_scores,
+    check_training_data,
+)
 from .groups import (
     check_group_ptr,
     frame_group_ptr,
@@ -27,6 +35,7 @@ __all__ = [
     "check_query_weights",
     "check_sample_weight",
     "check_scores",
+    "check_training_data",
     "numba_threads",
     "openmp_sharing",
     "frame_group_ptr",

@@ -83,42 +83,71 @@ class Entry:
     summary: str = ""
     listwise: bool = False      # a listwise objective (its own kernel, not the pair loop)
     sampled: bool = False       # pairs drawn afresh every round (YetiRank: its own kernel, not the pair loop)
+    objective_options: tuple = ()  # what the exact objective takes beyond PAIR_OPTIONS + ``options``
+    preset_options: dict = field(default_factory=dict)  # engine -> every option its preset reads (k, sigma too)
 
+    def __post_init__(self):
+        # a preset without its option list would accept anything: refuse the row instead
+        if set(self.presets) != set(self.preset_options):
+            raise ValueError(f"registry row {self.name!r}: presets {sorted(self.presets)} and preset_options "
+                             f"{sorted(self.preset_options)} must name the same engines")
+
+
+#: what every pair-loop objective of the exact back end takes besides its metric's ``options``: the
+#: cut-off, sigma and LightGBM-style per-query normalisation
+PAIR_OPTIONS = ("k", "sigma", "normalize")
+#: what a user's @njit pair weight takes (its gains come from ``gain`` / ``label_gain``)
+WEIGHT_FUNCTION_OPTIONS = PAIR_OPTIONS + ("gain", "label_gain")
+# XGBoost's rank:* options of every metric; sigma is fixed at 1 there
+_XGB_OPTIONS = ("normalization", "score_normalization")
+# CatBoost's LambdaMart reads top (and type, denominator) for NDCG only
+_CATBOOST_NO_TOP = ("sigma", "norm")
+_YETIRANK_OPTIONS = ("permutations", "decay", "mode", "seed")
 
 _ROWS = (
     Entry("ndcg", NDCG, UNLESS_LINEAR, True, True, _gain_inputs, ("gain", "label_gain"),
           presets={"lightgbm": "lambdarank", "xgboost": "rank:ndcg", "catboost": "LambdaMart:metric=NDCG"},
+          preset_options={"lightgbm": ("k", "sigma", "label_gain", "norm"),
+                          "xgboost": ("k",) + _XGB_OPTIONS + ("exp_gain",),
+                          "catboost": ("k", "sigma", "norm", "gain", "denominator")},
           engine_eval={"lightgbm": "ndcg", "xgboost": "ndcg"},
           summary="normalised discounted cumulative gain"),
     Entry("dcg", DCG, UNLESS_LINEAR, True, False, _gain_inputs, ("gain", "label_gain"),
           summary="discounted cumulative gain"),
     Entry("err", ERR, True, True, True, _err_inputs, ("max_label",), presets={"catboost": "LambdaMart:metric=ERR"},
-          summary="expected reciprocal rank"),
+          preset_options={"catboost": _CATBOOST_NO_TOP}, summary="expected reciprocal rank"),
     Entry("map", MAP, False, True, True, _binary_inputs, ("threshold",),
           presets={"xgboost": "rank:map", "catboost": "LambdaMart:metric=MAP"},
+          preset_options={"xgboost": ("k",) + _XGB_OPTIONS, "catboost": _CATBOOST_NO_TOP},
           engine_eval={"lightgbm": "map", "xgboost": "map"},
           summary="mean average precision (binary relevance: label > threshold)"),
     Entry("mrr", MRR, False, True, True, _binary_inputs, ("threshold",), presets={"catboost": "LambdaMart:metric=MRR"},
+          preset_options={"catboost": _CATBOOST_NO_TOP},
           summary="mean reciprocal rank (binary relevance: label > threshold)"),
     Entry("ranknet", RANKNET, False, False, True, _no_inputs,
-          presets={"xgboost": "rank:pairwise"}, aliases=("pairwise",),
+          presets={"xgboost": "rank:pairwise"}, preset_options={"xgboost": ("k",) + _XGB_OPTIONS},
+          aliases=("pairwise",),
           summary="RankNet: every differently labelled pair weighted 1"),
     Entry("ndcg_loss2", NDCG_LOSS2, UNLESS_LINEAR, False, True, _gain_inputs, ("gain", "label_gain"),
           summary="LambdaLoss NDCG-Loss2 (Wang et al. 2018); with k, LambdaLoss@K as published (Jagerman et "
                   "al. 2022): every pair, the @K multiplier beyond k"),
     Entry("ndcg_loss2pp", NDCG_LOSS2PP, UNLESS_LINEAR, False, True, _gain_inputs, ("gain", "label_gain"),
+          objective_options=("mu",),
           summary="LambdaLoss NDCG-Loss2++: the LambdaRank weight plus mu times NDCG-Loss2's; every pair"),
     Entry("ndcg_loss2_top", NDCG_LOSS2_TOP, UNLESS_LINEAR, False, True, _gain_inputs, ("gain", "label_gain"),
           summary="ours, not the paper's: NDCG-Loss2@k on pairs with a document in the top k only"),
     Entry("ndcg_loss2pp_top", NDCG_LOSS2PP_TOP, UNLESS_LINEAR, False, True, _gain_inputs, ("gain", "label_gain"),
+          objective_options=("mu",),
           summary="ours, not the paper's: NDCG-Loss2++@k on pairs with a document in the top k only"),
     Entry("label_diff", LABEL_DIFF, False, False, True, _no_inputs,
           summary="pair weight |y_i - y_j|"),
     Entry("gain_diff", GAIN_DIFF, UNLESS_LINEAR, False, True, _gain_inputs, ("gain", "label_gain"),
           summary="pair weight |G_i - G_j|"),
     Entry("xendcg", XENDCG, False, False, False, _no_inputs, presets={"lightgbm": "rank_xendcg"},
+          objective_options=("seed",), preset_options={"lightgbm": ("objective_seed",)},
           summary="XE-NDCG, listwise softmax cross-entropy (Bruch et al. 2021)", listwise=True),
     Entry("yetirank", YETIRANK, False, False, False, _no_inputs, presets={"catboost": "YetiRank"},
+          objective_options=_YETIRANK_OPTIONS, preset_options={"catboost": _YETIRANK_OPTIONS},
           summary="YetiRank (Gulin et al. 2011; CatBoost's YetiRank): neighbour pairs of noisy rankings", sampled=True),
 )
 
@@ -173,6 +202,50 @@ def parse_metric(name, k=None, kind=None, preset=None):
             raise ValueError(f"metric {name!r} says k={ks} but k={k} was passed")
         k = ks
     return row.name, k
+
+
+def objective_options(name, preset=None):
+    """Every keyword option objective ``name`` reads under ``preset`` (``k`` and ``sigma`` included).
+
+    ``preset=None`` (the exact back end): a pair objective takes :data:`PAIR_OPTIONS`, its metric's
+    ``options`` and its ``objective_options`` (``mu``); a listwise or sampled one only its
+    ``objective_options``. An engine preset takes its row's ``preset_options[preset]``. ``name`` may be
+    a user's pair-weight function (:data:`WEIGHT_FUNCTION_OPTIONS`). This is the one table the
+    adapters and ``lambda_gradients`` check what a caller passed against.
+    """
+    if not isinstance(name, str):
+        return frozenset(WEIGHT_FUNCTION_OPTIONS)
+    row = REGISTRY[name]
+    if preset is not None:
+        return frozenset(row.preset_options[preset])
+    if row.listwise or row.sampled:
+        return frozenset(row.objective_options)
+    return frozenset(PAIR_OPTIONS + row.options + row.objective_options)
+
+
+#: why an option is refused, for the error message: (preset, option) or (preset, option, kind of row)
+OPTION_NOTES = {
+    ("xgboost", "sigma"): "XGBoost's native objectives fix sigma at 1; preset='xgboost' needs sigma=1.0",
+    (None, "mu"): "mu is NDCG-Loss2++'s parameter: this metric takes no mu",
+    (None, "seed"): "seed is XE-NDCG's and YetiRank's: this metric is deterministic",
+    (None, "objective_seed"): "objective_seed is preset='lightgbm''s (LightGBM's rank_xendcg); the exact "
+                              "XE-NDCG takes seed",
+    ("lightgbm", "seed"): "preset='lightgbm' draws as LightGBM's rank_xendcg does: pass objective_seed",
+    ("listwise",): "XE-NDCG is listwise: no cut-off, no sigma and none of the pair options",
+    ("sampled",): "YetiRank samples its pairs: no cutoff and no sigma (CatBoost's PairLogit has none)",
+}
+
+
+def option_error(name, bad, preset=None):
+    """The ``ValueError`` message for options ``bad`` that objective ``name`` under ``preset`` does not read."""
+    allowed = sorted(objective_options(name, preset))
+    label = name if isinstance(name, str) else getattr(name, "__name__", "a pair-weight function")
+    notes = [OPTION_NOTES[(preset, o)] for o in bad if (preset, o) in OPTION_NOTES]
+    row = REGISTRY.get(label) if isinstance(name, str) else None
+    if row is not None and (row.listwise or row.sampled) and ({"k", "sigma"} & set(bad) or preset is None):
+        notes.insert(0, OPTION_NOTES[("listwise",) if row.listwise else ("sampled",)])
+    return (f"unknown options for metric={label!r}, preset={preset!r}: {sorted(bad)} (this objective does not "
+            f"read them); it takes {allowed}" + "".join(f". {n}" for n in notes))
 
 
 def needs_integer_labels(name, gain="exp", label_gain=None):

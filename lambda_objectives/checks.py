@@ -19,7 +19,7 @@ def check_scores(scores, name="scores"):
     return _finite_1d(scores, name, None, "contains")
 
 
-def _finite_1d(values, name, n_rows, verb):
+def _finite_1d(values, name, n_rows, verb, unit="row", fix=""):
     """``values`` as contiguous 1-D finite float64 (a copy only when needed), of ``n_rows`` if given."""
     arr = np.asarray(values)
     if arr.ndim != 1:
@@ -29,29 +29,30 @@ def _finite_1d(values, name, n_rows, verb):
     if arr.dtype.kind not in "fiub":
         raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
     if n_rows is not None and arr.shape[0] != n_rows:
-        raise ValueError(f"length mismatch: {name} has {arr.shape[0]} rows, scores have {n_rows}")
+        raise ValueError(f"length mismatch: {name} has {arr.shape[0]} {unit}s, scores have {n_rows}")
     arr = np.ascontiguousarray(arr, dtype=FLOAT)
     bad = ~np.isfinite(arr)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name} {verb} non-finite values (NaN or inf), first at row {i}: {arr[i]!r}")
+        raise ValueError(f"{name} {verb} non-finite values (NaN or inf), first at {unit} {i}: {arr[i]!r}{fix}")
     return arr
 
 
-def check_labels(labels, n_rows, integer=False, name="labels"):
+def check_labels(labels, n_rows, integer=False, name="labels", fix=""):
     """Return ``labels`` as a contiguous 1-D float64 array of length ``n_rows``.
 
     Labels must be finite and non-negative, and either 0 or at least float64's smallest normal
     number (``np.finfo(float).tiny``, about 2.2e-308): with ``gain="linear"`` a query whose best
     label is subnormal has ``1/IDCG = inf``, so its lambdas would be inf/NaN. With ``integer=True``
     they must also be whole numbers (graded relevance for gain tables). Errors name the first
-    offending row.
+    offending row; ``fix`` (e.g. ``"; repair or drop those rows"``) is appended to the non-finite and
+    negative ones.
     """
-    arr = _finite_1d(labels, name, n_rows, "contain")
+    arr = _finite_1d(labels, name, n_rows, "contain", fix=fix)
     neg = arr < 0
     if neg.any():
         i = int(np.flatnonzero(neg)[0])
-        raise ValueError(f"{name} must be non-negative, row {i} is {arr[i]!r}")
+        raise ValueError(f"{name} must be non-negative, row {i} is {arr[i]!r}{fix}")
     sub = (arr > 0) & (arr < np.finfo(FLOAT).tiny)
     if sub.any():
         i = int(np.flatnonzero(sub)[0])
@@ -163,3 +164,81 @@ def check_sample_weight(weight, n, group_ptr=None, per="row", name="sample_weigh
     if n and not arr.any():
         raise ValueError(f"{name} is all zero: nothing would be learned (the engine would return an all-zero model)")
     return arr
+
+
+def check_finite(values, name, limit=np.inf, fix="", minus_inf=False):
+    """Raise ``ValueError`` unless every value is finite with ``|v| < limit`` (naming the first bad row).
+
+    The check an engine adapter runs on the scores of every round: two reductions, no copy. ``limit``
+    is where an engine stores infinities (LightGBM keeps an inf ``init_score`` as 1e300).
+    ``minus_inf=True`` lets ``-inf`` through (LightGBM's lambdarank skips a document scored ``-inf``).
+    """
+    a = np.asarray(values)
+    if a.size and not ((a.min() >= -np.inf if minus_inf else a.min() > -limit) and a.max() < limit):  # NaN fails
+        bad = ~((np.abs(a) < limit) | (minus_inf & (a == -np.inf)))
+        i = int(np.flatnonzero(bad)[0])
+        what = "not finite" if not np.isfinite(a[i]) else f"at or beyond {limit:g} in magnitude"
+        raise ValueError(f"{name} is {what} at row {i} ({a[i]!r}){fix}")
+    return a
+
+
+def check_weights(weights, n, name="weight", per="row", limit=np.inf, fix=""):
+    """Return engine weights as float64, one per ``per`` (``"row"`` or ``"query"``); ``None`` or empty -> ``None``.
+
+    Weights must be finite, non-negative, below ``limit`` (where an engine stores inf: LightGBM's
+    float32 1e38) and not all zero (nothing would be trained). Errors name the first offending row or
+    query and end with ``fix``.
+    """
+    if weights is None or np.size(weights) == 0:
+        return None
+    arr = np.asarray(weights)
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise ValueError(f"{name} has shape {arr.shape}, expected one value per {per} ({n}){fix}")
+    arr = _finite_1d(arr, name, None, "contains", unit=per, fix=fix)
+    bad = (arr < 0) | (arr >= limit)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        why = "negative" if arr[i] < 0 else f"{arr[i]:g}, where the engine stores inf (and anything beyond {limit:g})"
+        raise ValueError(f"{name} of {per} {i} is {why}{fix}")
+    if not np.any(arr > 0):
+        raise ValueError(f"{name} is 0 for every {per}: no gradient would be left to train on{fix}")
+    return arr
+
+
+def check_training_data(labels, group_ptr, weights=None, *, weights_per="row", limit=np.inf, engine=""):
+    """``(labels, group_ptr, weights)`` of an engine's data set, checked once per data set.
+
+    The one check every adapter entry point runs on what the user gave the engine (``lgb.Dataset``,
+    ``xgb.DMatrix``, or the arguments of ``gradients``): ``label`` finite and non-negative
+    (:func:`check_labels`), query boundaries (:func:`~lambda_objectives.groups.check_group_ptr`), and
+    ``weight`` per ``weights_per`` (``"row"``: LightGBM; ``"query"``: XGBoost ranking) as in
+    :func:`check_weights`. ``limit``: the magnitude at which the engine stores an infinity (LightGBM
+    turns an inf label or weight into its float32 1e38 and a NaN into 0, which no later check can
+    see). Returns float64 labels, int64 boundaries and float64 weights (or ``None``).
+    """
+    from .groups import check_group_ptr  # groups does not import checks: no cycle
+
+    src = f" passed to {engine}" if engine else ""
+    y = check_labels(labels, np.shape(labels)[0], name="label",
+                     fix=f"; the label{src} must be finite relevance grades >= 0: repair or drop those rows")
+    big = np.abs(y) >= limit
+    if big.any():
+        i = int(np.flatnonzero(big)[0])
+        raise ValueError(f"label at row {i} is {y[i]:g}: {engine} stores an inf label (and anything beyond "
+                         f"{limit:g}) as {limit:g}, so the label{src} was not finite or out of range; repair it")
+    ptr = check_group_ptr(group_ptr, y.shape[0])
+    n = y.shape[0] if weights_per == "row" else ptr.shape[0] - 1
+    w = check_weights(weights, n, per=weights_per, limit=limit,
+                      fix=f"; the weight{src} must be finite and >= 0 (one per {weights_per}), not all zero")
+    return y, ptr, w
+
+
+def check_options(metric, given, preset=None):
+    """Raise ``ValueError`` when ``given`` (names of the options a caller passed) holds one that objective
+    ``metric`` under ``preset`` does not read (the registry's ``objective_options`` table), naming it and
+    the accepted ones: an option an objective would ignore is an error, never a silent no-op."""
+    from . import _registry as reg  # the registry imports this module: no cycle at import time
+
+    bad = set(given) - reg.objective_options(metric, preset)
+    if bad:
+        raise ValueError(reg.option_error(metric, sorted(bad), preset))

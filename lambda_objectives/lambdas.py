@@ -10,7 +10,7 @@ from ._config import FLOAT, PTR
 from ._kernels import pairs
 from ._kernels.ranking import discount_table
 from ._threads import numba_threads
-from .checks import check_k, check_labels, check_query_weights, check_scores
+from .checks import check_k, check_labels, check_options, check_query_weights, check_scores
 from .groups import check_group_ptr
 from .xendcg import xendcg_gradients
 
@@ -128,17 +128,18 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
     cost : ndarray of float64, shape (n_queries,)
         Only with ``return_cost=True`` (after ``pairs`` when both are asked for).
     """
-    if reg.is_weight_function(metric):
+    custom = reg.is_weight_function(metric)
+    metric, k = (metric, check_k(k)) if custom else reg.parse_metric(metric, k, kind="objective")
+    # an option the objective would not read is an error (the registry's objective_options table)
+    check_options(metric, _given_options(k=k, sigma=sigma, gain=gain, label_gain=label_gain, max_label=max_label,
+                                         threshold=threshold, normalize=normalize, mu=mu, seed=seed))
+    if custom:
         return _custom_gradients(scores, labels, group_ptr, metric, k, sigma, gain=gain, label_gain=label_gain,
                                  query_weights=query_weights, normalize=normalize, mu=mu, out=out, n_threads=n_threads,
                                  return_pairs=return_pairs, return_cost=return_cost)
-    metric, k = reg.parse_metric(metric, k, kind="objective")
     if reg.REGISTRY[metric].listwise or reg.REGISTRY[metric].sampled:
-        return _listwise(metric, scores, labels, group_ptr, k=k, sigma=sigma, gain=gain, label_gain=label_gain,
-                         max_label=max_label, normalize=normalize, mu=mu, out=out, return_pairs=return_pairs,
+        return _listwise(metric, scores, labels, group_ptr, out=out, return_pairs=return_pairs,
                          return_cost=return_cost, seed=seed, query_weights=query_weights, n_threads=n_threads)
-    if seed is not None:
-        raise ValueError(f"seed is XE-NDCG's and YetiRank's; metric {metric!r} is deterministic")
     mu = check_mu(metric, mu)
     _check_sigma_normalize(sigma, normalize)
     s = check_scores(scores)
@@ -187,17 +188,24 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
     return (grad, hess, LambdaPairs(new_ptr, pi[keep], pj[keep], ph[keep])) + extra
 
 
-def _listwise(metric, scores, labels, group_ptr, *, seed, query_weights, n_threads, **unsupported):
-    """``lambda_gradients`` of a listwise or sampled row (XE-NDCG, YetiRank): its own kernel, none of the
-    pair options."""
-    defaults = {"k": None, "sigma": 1.0, "gain": "exp", "label_gain": None, "max_label": None, "normalize": None,
-                "mu": None, "out": None, "return_pairs": False, "return_cost": False}
+#: ``lambda_gradients``' defaults of the options the registry's ``objective_options`` table covers
+_OPTION_DEFAULTS = {"k": None, "sigma": 1.0, "gain": "exp", "label_gain": None, "max_label": None, "threshold": 0.0,
+                    "normalize": None, "mu": None, "seed": None}
 
+
+def _given_options(**values):
+    """Names of the options given a value other than their default (what a caller asked for)."""
     def is_default(v, d):
         # identity for None; equality only for plain scalars (an array option is never the default)
         return v is None if d is None else isinstance(v, (bool, int, float, str)) and v == d
 
-    given = sorted(name for name, v in unsupported.items() if not is_default(v, defaults[name]))
+    return {name for name, v in values.items() if not is_default(v, _OPTION_DEFAULTS[name])}
+
+
+def _listwise(metric, scores, labels, group_ptr, *, seed, query_weights, n_threads, out, return_pairs, return_cost):
+    """``lambda_gradients`` of a listwise or sampled row (XE-NDCG, YetiRank): its own kernel, none of the
+    pair outputs (its options were checked against the registry)."""
+    given = [name for name, v in (("out", out), ("return_pairs", return_pairs), ("return_cost", return_cost)) if v]
     if given:
         if metric == "yetirank":
             raise ValueError(f"'yetirank' samples its pairs and takes none of {given} (see yetirank_gradients)")
@@ -221,9 +229,8 @@ def _check_sigma_normalize(sigma, normalize):
 def _custom_gradients(scores, labels, group_ptr, weight_fn, k, sigma, *, gain, label_gain, query_weights, normalize,
                       mu, out, n_threads, return_pairs, return_cost):
     """:func:`lambda_gradients` with a user's njit pair weight (see its ``metric`` parameter)."""
-    if mu is not None or return_pairs or return_cost:
-        raise ValueError("a user pair-weight function takes no mu, return_pairs or return_cost")
-    k = check_k(k)
+    if return_pairs or return_cost:
+        raise ValueError("a user pair-weight function takes no return_pairs or return_cost")
     _check_sigma_normalize(sigma, normalize)
     s = check_scores(scores)
     n = s.shape[0]

@@ -39,7 +39,8 @@ def _integer(value, name, low, high=None):
 def check_yetirank_options(permutations=10, decay=0.85, mode="classic", seed=0):
     """Validated ``(permutations, decay, mode, seed)``; ``ValueError`` naming the bad option.
 
-    ``permutations``: integer >= 1; ``decay``: in (0, 1]; ``mode``: ``"classic"`` or ``"ndcg"``
+    ``permutations``: integer >= 1; ``decay``: in (0, 1], read by ``mode="classic"`` only (another
+    value with ``mode="ndcg"`` is refused rather than ignored); ``mode``: ``"classic"`` or ``"ndcg"``
     (case-insensitive; CatBoost's DCG, MRR, ERR and MAP modes are refused: not implemented here);
     ``seed``: integer in [0, 2**64).
     """
@@ -52,6 +53,9 @@ def check_yetirank_options(permutations=10, decay=0.85, mode="classic", seed=0):
                          f"{tuple(YETIRANK_MODES)}")
     if key not in YETIRANK_MODES:
         raise ValueError(f"mode must be one of {tuple(YETIRANK_MODES)}, got {mode!r}")
+    if key == "ndcg" and decay != YETIRANK_DEFAULTS["decay"]:
+        raise ValueError(f"decay={decay!r} is mode='classic''s position factor; mode='ndcg' weighs pairs by "
+                         "|ΔDCG|/IDCG and does not read it: drop decay or use mode='classic'")
     seed = _integer(seed, "seed", 0, _SEED_MAX)
     return permutations, float(decay), key, seed
 
@@ -91,7 +95,8 @@ def yetirank_gradients(scores, labels, group_ptr, *, permutations=10, decay=0.85
     permutations : int >= 1
         Noisy rankings per query and round (CatBoost's default 10).
     decay : float in (0, 1]
-        ``mode="classic"``: the weight's factor per position (CatBoost 1.2.10's default 0.85).
+        ``mode="classic"``: the weight's factor per position (CatBoost 1.2.10's default 0.85);
+        ``mode="ndcg"`` does not read it (another value raises ``ValueError``).
     mode : {"classic", "ndcg"}
         CatBoost's ``mode=Classic`` or ``mode=NDCG`` pair weights.
     seed : int in [0, 2**64)

@@ -294,10 +294,10 @@ def test_lightgbm_objective_sees_new_weights_and_labels():
 def test_non_finite_gradients_never_reach_the_engine():
     X, y, ptr, s = _small_ranking(2)
     s = s.copy()
-    s[3] = np.nan  # presets do not validate engine scores; the NaN used to pass through silently
+    s[3] = np.nan  # the presets' kernels do not validate scores; the NaN used to pass through silently
     for obj in (LightGBMObjective(preset="lightgbm"), XGBoostObjective(preset="xgboost"),
                 LightGBMObjective(preset="lightgbm", check_hessian=False)):
-        with pytest.raises(ValueError, match="non-finite gradients"):
+        with pytest.raises(ValueError, match="scores is not finite at row 3"):  # now refused at the boundary
             obj.gradients(s, y, ptr)
     ds = lgb.Dataset(X, np.r_[1024.0, y[1:]], group=np.diff(ptr))
     with pytest.raises(ValueError, match="overflow"):
@@ -983,3 +983,129 @@ def test_eval_metric_options_fail_at_construction(kwargs, match):
     for make in (lightgbm_metric, xgboost_metric, lambda **kw: catboost_metric(datasets=[(np.zeros(3), [0, 3])], **kw)):
         with pytest.raises(ValueError, match=match):
             make(**kwargs)
+
+
+# -- one boundary: what the user gave the engine is checked before we train on it (issue #31) --------
+def _toy(seed=0):
+    rng = np.random.default_rng(seed)
+    X, y = rng.normal(size=(40, 3)), rng.integers(0, 3, 40).astype(float)
+    y[::10] = 2.0
+    return X, y, [10] * 4
+
+
+def _lgb_train(metric="ndcg", **dataset):
+    X, y, g = _toy()
+    d = lgb.Dataset(X, dataset.pop("label", y), group=g, **dataset)
+    lgb.train(dict(verbose=-1, num_leaves=4, min_data_in_leaf=1, objective=LightGBMObjective(metric)), d, 2)
+
+
+def _with(values, i, v):
+    out = np.array(values, dtype=float)
+    out[i] = v
+    return out
+
+
+@pytest.mark.parametrize("metric", ["ndcg", "map"])
+@pytest.mark.parametrize("dataset, match", [
+    # lgb.Dataset stores an inf label / weight as float32 1e38 and an inf init_score as 1e300
+    ({"label": _with(_toy()[1], 3, np.inf)}, r"label at row 3 is 1e\+38: LightGBM stores an inf label"),
+    ({"label": _with(_toy()[1], 3, -1.0)}, r"label must be non-negative, row 3 .*repair or drop"),
+    ({"weight": _with(np.ones(40), 5, np.inf)}, r"weight of row 5 is 1e\+38, where the engine stores inf"),
+    ({"weight": _with(np.ones(40), 5, -1.0)}, r"weight of row 5 is negative; the weight passed to LightGBM"),
+    ({"weight": np.zeros(40)}, "weight is 0 for every row"),
+    ({"init_score": _with(np.zeros(40), 7, np.inf)}, r"row 7 .*init_score is not finite .*stored by LightGBM as 1e\+300"),
+])
+def test_lightgbm_inputs_the_dataset_would_sanitise_raise(metric, dataset, match):
+    with pytest.raises(ValueError, match=match):
+        _lgb_train(metric, **dataset)
+
+
+def test_lightgbm_sklearn_path_checks_the_weights_too():
+    X, y, g = _toy()
+    with pytest.raises(ValueError, match="weight of row 5 is negative"):
+        lgb.LGBMRanker(objective=LightGBMObjective(), n_estimators=2, verbose=-1, min_child_samples=1).fit(
+            X, y, group=g, sample_weight=_with(np.ones(40), 5, -2.0))
+
+
+@pytest.mark.parametrize("dmatrix, match", [
+    # XGBoost itself refuses NaN/inf labels and NaN/inf/negative weights, not these
+    ({"label": _with(_toy()[1], 3, -1.0)}, r"label must be non-negative, row 3 .*passed to XGBoost"),
+    ({"weight": np.zeros(4)}, "weight is 0 for every query"),
+    ({"base_margin": _with(np.zeros(40), 7, np.nan)}, r"not finite at row 7 .*base_margin is not finite"),
+    ({"base_margin": _with(np.zeros(40), 7, np.inf)}, r"not finite at row 7 .*base_margin is not finite"),
+])
+@pytest.mark.parametrize("preset", [None, "xgboost"])
+def test_xgboost_inputs_the_dmatrix_lets_through_raise(dmatrix, match, preset):
+    X, y, g = _toy()
+    dmatrix = dict(dmatrix)  # the parameter is shared by both presets
+    d = xgb.DMatrix(X, label=dmatrix.pop("label", y), group=g, **dmatrix)
+    obj = XGBoostObjective(preset=preset)
+    with pytest.raises(ValueError, match=match):
+        xgb.train(obj.params(), d, 2, obj=obj)
+
+
+def test_a_changed_dataset_is_checked_again():
+    X, y, g = _toy()
+    d = xgb.DMatrix(X, label=y, group=g)
+    obj = XGBoostObjective()
+    booster = xgb.train(obj.params(), d, 1, obj=obj)
+    d.set_weight(np.zeros(4))  # the cached state is rebuilt, and checked, when the engine's arrays change
+    with pytest.raises(ValueError, match="weight is 0 for every query"):
+        xgb.train(obj.params(), d, 1, obj=obj, xgb_model=booster)
+
+
+@pytest.mark.parametrize("cls, kwargs, match", [
+    (LightGBMObjective, {"weight": [1.0, np.nan, 1.0, 1.0]}, r"weight contains non-finite .* row 1"),
+    (LightGBMObjective, {"weight": [1.0, 1.0]}, r"weight has shape \(2,\), expected one value per row \(4\)"),
+    (XGBoostObjective, {"weight": [1.0, 1.0, 1.0, 1.0]}, r"one value per query \(1\)"),
+    (XGBoostObjective, {"weight": [0.0]}, "weight is 0 for every query"),
+    (LightGBMObjective, {"labels": [0.0, np.nan, 1.0, 2.0]}, r"label contain non-finite .* row 1"),
+    (XGBoostObjective, {"scores": [0.0, np.inf, 0.0, 1.0]}, r"scores is not finite at row 1"),
+])
+@pytest.mark.parametrize("preset", [None, "lightgbm", "xgboost"])
+def test_gradients_checks_its_arguments_through_the_same_layer(cls, kwargs, match, preset):
+    args = {"scores": [0.1, 0.4, -0.2, 0.3], "labels": [0.0, 1.0, 1.0, 2.0], **kwargs}
+    weight = args.pop("weight", None)
+    with pytest.raises(ValueError, match=match):
+        cls(preset=preset).gradients(args["scores"], args["labels"], [0, 4], weight=weight)
+
+
+def _pair_weight():
+    import numba
+
+    @numba.njit
+    def w(a, b, la, lb, ga, gb, k):
+        return abs(ga - gb)
+
+    return w
+
+
+@pytest.mark.parametrize("cls", [LightGBMObjective, XGBoostObjective])
+@pytest.mark.parametrize("args, kwargs, bad", [
+    (("xendcg",), {"k": 5}, "k"),                       # XE-NDCG@5 would train as plain XE-NDCG
+    (("xendcg",), {"sigma": 3.0}, "sigma"),
+    (("xendcg@5",), {}, "k"),
+    (("ndcg",), {"bogus": 1}, "bogus"),                 # once a TypeError from the kernel at round 1
+    (("ndcg",), {"threshold": 1.0}, "threshold"),       # MAP's option, ignored by NDCG
+    (("map",), {"gain": "linear"}, "gain"),
+    (("err",), {"mu": 2.0}, "mu"),
+    (("ndcg",), {"n_threads_": 2}, "n_threads_"),
+    (("ndcg",), {"seed": 1}, "seed"),
+    (("xendcg",), {"preset": "lightgbm", "seed": 1}, "seed"),
+    (("err@5",), {"preset": "catboost"}, "k"),          # CatBoost's top is NDCG's only
+    (("map",), {"preset": "xgboost", "exp_gain": False}, "exp_gain"),
+    (("ndcg",), {"preset": "lightgbm", "normalize": "lambdarank"}, "normalize"),
+    (("yetirank",), {"mode": "ndcg", "decay": 0.5}, "decay"),
+])
+def test_options_the_objective_would_ignore_raise_at_construction(cls, args, kwargs, bad):
+    with pytest.raises(ValueError, match=rf"{bad}"):
+        cls(*args, **kwargs)
+    if bad != "decay":
+        with pytest.raises(ValueError, match=rf"unknown options .*\['{bad}'\].*it takes \["):
+            cls(*args, **kwargs)
+
+
+def test_a_pair_weight_function_takes_only_its_options():
+    with pytest.raises(ValueError, match=r"unknown options .*\['max_label'\]"):
+        LightGBMObjective(_pair_weight(), max_label=3)
+    LightGBMObjective(_pair_weight(), k=3, sigma=2.0, gain="linear", normalize="lambdarank")

@@ -360,7 +360,8 @@ GAIN_WEIGHTS = ("ndcg", "ndcg_loss2", "ndcg_loss2pp", "gain_diff")
 def test_real_valued_labels_with_linear_gain_match_the_definition(metric, q, shift):
     scores, labels, k, sigma = q
     labels = [(lab + shift) * 1.7 for lab in labels]  # real-valued relevance, ties kept
-    _check_against_oracle(scores, labels, metric, k, sigma, gain="linear")
+    # |y_i - y_j| reads no gain (gain= would be refused as an option it ignores)
+    _check_against_oracle(scores, labels, metric, k, sigma, **({} if metric == "label_diff" else {"gain": "linear"}))
 
 
 @pytest.mark.parametrize("mu", [0.0, 2.5])
@@ -383,7 +384,8 @@ def test_ndcg_loss2pp_is_lambdarank_plus_mu_times_loss2(mu):
         (dict(metric="ndcg", mu=1.0), "takes no mu"),
         (dict(metric="ndcg_loss3"), "unknown metric 'ndcg_loss3'"),
         (dict(metric="ndcg_loss2", labels=[1.5, 0.0]), "gain='linear'"),
-        (dict(metric="err", labels=[1.5, 0.0], gain="linear"), "integer relevance grades"),
+        (dict(metric="err", labels=[1.5, 0.0]), "integer relevance grades"),
+            (dict(metric="err", labels=[1.5, 0.0], gain="linear"), r"unknown options .*\['gain'\]"),  # ERR reads no gain
         (dict(metric="gain_diff", labels=[1.5, 0.0], label_gain=[0.0, 1.0]), "integer"),
     ],
 )
@@ -445,3 +447,28 @@ def test_a_cutoff_beyond_int64_is_the_whole_list():
         np.testing.assert_array_equal(lambda_gradients(s, y, ptr, metric, k=10 ** 20)[0], lambda_gradients(s, y, ptr, metric)[0])
         np.testing.assert_array_equal(metric_values(s, y, ptr, metric, k=10 ** 20), metric_values(s, y, ptr, metric))
         np.testing.assert_array_equal(metric_values(s, y, ptr, f"{metric}@{10 ** 20}"), metric_values(s, y, ptr, metric))
+
+
+@pytest.mark.parametrize("metric, kwargs, bad", [
+    ("ndcg", {"threshold": 1.5}, "threshold"),     # MAP/MRR's relevance threshold: NDCG never reads it
+    ("ndcg", {"max_label": 4.0}, "max_label"),     # ERR's scale
+    ("map", {"gain": "linear"}, "gain"),
+    ("err", {"label_gain": [0.0, 1.0, 3.0]}, "label_gain"),
+    ("ranknet", {"gain": "linear"}, "gain"),
+    ("label_diff", {"threshold": 0.5}, "threshold"),
+])
+def test_options_a_metric_would_ignore_raise(metric, kwargs, bad):
+    s, y, ptr = np.array([0.3, 0.1, -0.2, 0.5]), np.array([2.0, 0.0, 1.0, 0.0]), [0, 4]
+    with pytest.raises(ValueError, match=rf"unknown options for metric='{metric}', preset=None: \['{bad}'\]"):
+        lambda_gradients(s, y, ptr, metric, **kwargs)
+
+
+def test_a_pair_weight_function_refuses_the_options_it_never_read():
+    @numba.njit
+    def w(a, b, la, lb, ga, gb, k):
+        return 1.0
+
+    s, y, ptr = np.array([0.3, 0.1, -0.2, 0.5]), np.array([2.0, 0.0, 1.0, 0.0]), [0, 4]
+    for kwargs in ({"max_label": 3.0}, {"threshold": 0.5}, {"seed": 1}, {"mu": 1.0}):
+        with pytest.raises(ValueError, match=rf"unknown options for metric='w'.*\['{next(iter(kwargs))}'\]"):
+            lambda_gradients(s, y, ptr, w, **kwargs)

@@ -16,7 +16,7 @@ from lambda_objectives import (
     metric_values,
     xgboost_metric,
 )
-from lambda_objectives._registry import REGISTRY, names, parse_metric
+from lambda_objectives._registry import REGISTRY, Entry, names, objective_options, parse_metric
 
 ROWS = sorted({row.name: row for row in REGISTRY.values()}.values(), key=lambda r: r.code)
 DOCS = Path(__file__).resolve().parents[1] / "docs"
@@ -123,3 +123,40 @@ def test_engine_eval_names_are_the_engines_own_and_ndcg_matches_ours(row):
         assert native == pytest.approx(ours, abs=1e-6) and xnative == pytest.approx(xours, abs=1e-5)
     else:  # MAP@k normalisations differ between engines and trec_eval: only the name is checked here
         assert 0 <= native <= 1 and 0 <= xnative <= 1
+
+
+#: a value other than the default for every option of the objective_options table
+_OPTION_VALUES = {"k": 2, "sigma": 2.0, "gain": "linear", "label_gain": [0.0, 1.0, 5.0, 6.0], "max_label": 5.0,
+                  "threshold": 1.5, "normalize": "lambdarank", "mu": 3.0, "seed": 7, "permutations": 3,
+                  "decay": 0.5, "mode": "ndcg", "objective_seed": 11, "norm": False, "normalization": False,
+                  "score_normalization": False, "exp_gain": False, "denominator": "position"}
+
+
+@pytest.mark.parametrize("name, preset, option", [
+    (row.name, preset, option) for row in ROWS if row.lambdas or row.listwise or row.sampled
+    for preset in (None,) + tuple(row.presets) for option in sorted(objective_options(row.name, preset))
+])
+def test_every_option_the_table_lists_is_read(name, preset, option):
+    """The registry's objective_options says exactly what each back end reads: each listed option
+    changes the gradients (an unlisted one raises at construction, tests/test_adapters.py)."""
+    rng = np.random.default_rng(3)
+    ptr = np.array([0, 6, 12, 18])
+    s, y = rng.normal(size=18), rng.integers(0, 4, 18).astype(float)
+    y[[0, 6, 12]], y[[1, 7, 13]] = 3.0, 0.0
+    if name == "err" and preset == "catboost":
+        y = (2.0 ** y - 1.0) / 8.0  # CatBoost's ERR targets
+    if name == "map" and preset == "xgboost":
+        y = (y > 1).astype(float)  # rank:map takes binary labels
+    value = "exp" if (option, preset) == ("gain", "catboost") else _OPTION_VALUES[option]  # CatBoost's default is linear
+    mode = {"mode": "classic"} if option == "decay" else {}
+    base = LightGBMObjective(name, preset=preset, check_hessian=False, **mode)
+    other = LightGBMObjective(name, preset=preset, check_hessian=False, **mode, **{option: value})
+    g0, g1 = base.gradients(s, y, ptr)[0], other.gradients(s, y, ptr)[0]
+    assert not np.array_equal(g0, g1)
+
+
+def test_every_preset_of_a_row_has_its_option_list():
+    for row in ROWS:
+        assert set(row.presets) == set(row.preset_options), row.name
+    with pytest.raises(ValueError, match="must name the same engines"):
+        Entry("x", 99, False, False, True, None, presets={"lightgbm": "lambdarank"})

@@ -167,3 +167,11 @@ def test_our_seed_means_match_catboosts_own_yetirank(monkeypatch):
     assert yr.yetirank_catboost_row(s, y, ptr, n_seeds=10, permutations=200)["reproduced"] == "differs"
     with pytest.raises(ValueError, match="n_seeds"):
         yr.yetirank_catboost_row(s, y, ptr, n_seeds=1)
+
+
+def test_decay_with_ndcg_mode_is_refused_not_ignored():
+    s, y, ptr = _data(1)
+    with pytest.raises(ValueError, match="mode='ndcg' .* does not read it"):
+        yetirank_gradients(s, y, ptr, mode="ndcg", decay=0.5)
+    # the default decay is not a request: mode="ndcg" alone works
+    yetirank_gradients(s, y, ptr, mode="ndcg")

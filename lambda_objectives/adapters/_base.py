@@ -11,12 +11,11 @@ import weakref
 import numpy as np
 
 from .. import _registry as reg
-from .._config import ENGINE_FLOAT, FLOAT, PTR
+from .._config import ENGINE_FLOAT
 from .._threads import numba_threads
-from ..checks import check_k, check_n_threads
-from ..groups import check_group_ptr
+from ..checks import check_finite, check_k, check_n_threads, check_options, check_training_data
 from ..yetirank import check_yetirank_options
-from .presets import BACKENDS, option_names
+from .presets import BACKENDS
 
 #: stands for "argument not passed" in the engines' 2- and 4-argument call forms
 MISSING = object()
@@ -36,6 +35,12 @@ class LambdaObjective:
 
     _engine = ""
     _hess_param = ("min_sum_hessian_in_leaf", 1e-3)
+    #: what the engine's weights are attached to ("row" or "query")
+    _weights_per = "row"
+    #: the magnitude at which the engine stores an inf label / weight, and an inf initial score
+    _stored_inf = (np.inf, np.inf)
+    #: the engine's name for the initial scores of a data set
+    _margin_name = "init_score"
 
     def __init__(self, metric="ndcg", k=None, sigma=1.0, preset=None, n_threads=None,
                  check_hessian=True, **kernel_options):
@@ -50,26 +55,18 @@ class LambdaObjective:
             self.metric, self.k = reg.parse_metric(metric, k, kind="objective", preset=preset)
         if not (np.isfinite(sigma) and sigma > 0):
             raise ValueError(f"sigma must be a positive finite number, got {sigma!r}")
-        if preset == "xgboost" and sigma != 1.0:
-            raise ValueError("XGBoost's native objectives fix sigma at 1; preset='xgboost' needs sigma=1.0")
         self.sigma = float(sigma)
         self.preset = preset
         self.n_threads = check_n_threads(n_threads) if n_threads is not None else None
         if check_hessian not in (True, False, "raise", "warn"):
             raise ValueError(f"check_hessian must be True/False/'warn'/'raise', got {check_hessian!r}")
         self.check_hessian = check_hessian
-        allowed = option_names(preset, self.metric)
-        if allowed is not None:
-            unknown = set(kernel_options) - allowed
-            if unknown:
-                raise ValueError(f"unknown options for metric={self.metric!r}, preset={preset!r}: {sorted(unknown)}; "
-                                 f"allowed: {sorted(allowed)}")
+        # every option this back end would not read is an error now, not a no-op (or a TypeError at round 1)
+        given = set(kernel_options) | ({"k"} if self.k is not None else set()) | \
+            ({"sigma"} if self.sigma != 1.0 else set())
+        check_options(self.metric, given, preset)
         if self.metric == "yetirank":
-            # fail at construction, not at the engine's first round
-            if self.k is not None or self.sigma != 1.0:
-                raise ValueError("'yetirank' has no cutoff and CatBoost's PairLogit has no sigma: "
-                                 f"k must be None and sigma 1.0, got k={self.k!r}, sigma={self.sigma!r}")
-            check_yetirank_options(**kernel_options)
+            check_yetirank_options(**kernel_options)  # the values, at construction, not at the first round
         self.kernel_options = dict(kernel_options)
         self._slots = {}
         self.n_calls = 0
@@ -116,21 +113,26 @@ class LambdaObjective:
         state["_slots"] = {}
         return state
 
-    def _prepare(self, labels, group_ptr, weights, hess_threshold):
-        """Validate labels/group once per data set and allocate every buffer."""
-        n = labels.shape[0]
-        ptr = check_group_ptr(np.asarray(group_ptr, dtype=PTR), n)
-        lab = np.ascontiguousarray(labels, dtype=FLOAT)
-        if not np.all(np.isfinite(lab)) or np.any(lab < 0):
-            i = int(np.flatnonzero(~np.isfinite(lab) | (lab < 0))[0])
-            raise ValueError(f"labels must be finite and non-negative, row {i} is {lab[i]!r}")
+    def _prepare(self, labels, group_ptr, weights, hess_threshold, from_engine=True):
+        """Validate the data set once (labels, groups, weights) and allocate every buffer."""
+        lab, ptr, weights = check_training_data(
+            labels, group_ptr, weights, weights_per=self._weights_per,
+            limit=self._stored_inf[0] if from_engine else np.inf, engine=self._engine if from_engine else "")
+        n = lab.shape[0]
         st = {"n": n, "ptr": ptr, "labels": lab,
               "grad": np.zeros(n, ENGINE_FLOAT), "hess": np.zeros(n, ENGINE_FLOAT),
               "threshold": hess_threshold, "warned": False}
         BACKENDS[self.preset].prepare(self, st, weights)
         return st
 
-    def _compute(self, st, scores):
+    def _compute(self, st, scores, name=None):
+        if name is None:  # the engine's margins: its initial scores plus the trees so far
+            stored = "" if np.isinf(self._stored_inf[1]) else f", stored by {self._engine} as {self._stored_inf[1]:g}"
+            check_finite(scores, f"the score {self._engine} passed to the objective", self._stored_inf[1],
+                         fix=f": the data set's {self._margin_name} is not finite (NaN or inf{stored}); pass "
+                             "finite initial scores")
+        else:  # preset="lightgbm" reproduces LightGBM's skip of a document scored -inf
+            check_finite(scores, name, minus_inf=self.preset == "lightgbm")
         with numba_threads(self.n_threads):
             g, h = BACKENDS[self.preset].compute(self, st, scores)
         self.n_calls += 1
@@ -176,8 +178,10 @@ class LambdaObjective:
         ``weight`` is what the engine's data set would carry: per document for LightGBM, per
         query for XGBoost (each engine's own ``weight=``).
         """
-        st = self._prepare(np.asarray(labels), group_ptr, weight, 0.0)
-        g, h = self._compute(st, scores)
+        if np.shape(scores) != np.shape(labels):
+            raise ValueError(f"scores has shape {np.shape(scores)}, labels {np.shape(labels)}: one score per row")
+        st = self._prepare(labels, group_ptr, weight, 0.0, from_engine=False)
+        g, h = self._compute(st, scores, name="scores")
         return g.copy(), h.copy()
 
     def __repr__(self):

@@ -95,6 +95,9 @@ class LightGBMObjective(LambdaObjective):
     """
 
     _engine = "LightGBM"
+    # LightGBM's Dataset turns an inf label or weight into its float32 1e38 and an inf init_score
+    # into 1e300 (a NaN into 0): what reaches the objective at those magnitudes was not finite
+    _stored_inf = (float(np.float32(1e38)), 1e300)
 
     def __call__(self, preds, train_data, weight=MISSING, group=MISSING):
         if group is MISSING:  # lgb.train path: (preds, Dataset)

@@ -32,7 +32,7 @@ from ..catboost_gradients import _check_options as check_catboost_options
 from ..catboost_gradients import catboost_lambdamart_gradients
 from ..lambdas import lambda_gradients
 from ..xendcg import xendcg_gradients
-from ..yetirank import YETIRANK_DEFAULTS, yetirank_gradients
+from ..yetirank import yetirank_gradients
 
 _TABLES = {}
 
@@ -55,7 +55,7 @@ def _prepare_exact(obj, st, weights):
         # one generator per objective: fresh γ every round, the same run for the same seed
         st["rng"] = np.random.default_rng(obj.kernel_options.get("seed", 0))
     if obj.metric == "yetirank":
-        st["yetirank"] = {**YETIRANK_DEFAULTS, "seed": 0, **obj.kernel_options}
+        st["yetirank"] = {"seed": 0, **obj.kernel_options}  # yetirank_gradients' defaults are CatBoost's
         st["round"] = 0
     st["doc_w"] = None if weights is None else np.ascontiguousarray(weights, dtype=FLOAT)
     st["g64"] = np.zeros(n, FLOAT)
@@ -161,12 +161,8 @@ def _prepare_xgboost(obj, st, weights):
     inv = np.empty(n_q, FLOAT)
     if obj.metric == "ndcg":
         xgb_kernels.xgb_inverse_idcg(gains, st["ptr"], k, disc, inv)
-    if weights is None or len(weights) == 0:
-        gw = np.ones(n_q, np.float32)
-    else:
-        gw = np.ascontiguousarray(weights, dtype=np.float32)
-        if gw.shape[0] != n_q:
-            raise ValueError(f"XGBoost ranking weights are per query: got {gw.shape[0]}, expected {n_q}")
+    # validated per query (checks.check_training_data)
+    gw = np.ones(n_q, np.float32) if weights is None else np.ascontiguousarray(weights, dtype=np.float32)
     st.update(labels32=y32, gains=gains, discount=disc, kk=k, inv=inv, exp_gain=exp_gain, group_w=gw,
               w_norm=np.float32(float(n_q) / float(np.sum(gw.astype(np.float64)))),
               n_rel=np.zeros(st["n"], FLOAT), acc=np.zeros(st["n"], FLOAT),
@@ -182,17 +178,6 @@ def _compute_xgboost(obj, st, scores):
                                bool(o.get("normalization", True)), st["group_w"], st["w_norm"],
                                st["n_rel"], st["acc"], st["grad"], st["hess"])
     return st["grad"], st["hess"]
-
-
-def option_names(preset, metric):
-    """The keyword options an objective takes (``None``: those of ``lambda_gradients``)."""
-    if metric == "xendcg":
-        return frozenset({"objective_seed"}) if preset == "lightgbm" else frozenset({"seed"})
-    if metric == "yetirank":
-        return frozenset({"permutations", "decay", "mode", "seed"})
-    if preset is None:
-        return None
-    return BACKENDS[preset].options
 
 
 # -- CatBoost LambdaMart -------------------------------------------------------------------------
@@ -227,18 +212,17 @@ def _compute_catboost(obj, st, scores):
 
 
 class Backend(NamedTuple):
-    """A gradient back end: its preset options and its two steps."""
+    """A gradient back end: its two steps (the options each reads, per metric, are the registry's
+    ``preset_options`` column)."""
 
-    options: frozenset
     prepare: Callable
     compute: Callable
 
 
 #: preset name -> back end (the metrics each preset offers are the registry's ``presets`` column)
 BACKENDS = {
-    None: Backend(frozenset(), _prepare_exact, _compute_exact),
-    "lightgbm": Backend(frozenset({"label_gain", "norm"}), _prepare_lightgbm, _compute_lightgbm),
-    "xgboost": Backend(frozenset({"normalization", "score_normalization", "exp_gain"}), _prepare_xgboost,
-                       _compute_xgboost),
-    "catboost": Backend(frozenset({"norm", "gain", "denominator"}), _prepare_catboost, _compute_catboost),
+    None: Backend(_prepare_exact, _compute_exact),
+    "lightgbm": Backend(_prepare_lightgbm, _compute_lightgbm),
+    "xgboost": Backend(_prepare_xgboost, _compute_xgboost),
+    "catboost": Backend(_prepare_catboost, _compute_catboost),
 }

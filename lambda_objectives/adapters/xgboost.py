@@ -28,6 +28,8 @@ class XGBoostObjective(LambdaObjective):
 
     _engine = "XGBoost"
     _hess_param = ("min_child_weight", 1.0)
+    _weights_per = "query"
+    _margin_name = "base_margin"
 
     def __init__(self, *args, min_child_weight=1.0, **kwargs):
         super().__init__(*args, **kwargs)
@@ -45,13 +47,11 @@ class XGBoostObjective(LambdaObjective):
         st = self._state(dtrain, dtrain.get_label(), ptr, dtrain.get_weight(), self.min_child_weight)
         return self._compute(st, predt)
 
-    def _prepare(self, labels, group_ptr, weights, hess_threshold):
-        st = super()._prepare(labels, group_ptr, weights, hess_threshold)
+    def _prepare(self, labels, group_ptr, weights, hess_threshold, from_engine=True):
+        st = super()._prepare(labels, group_ptr, weights, hess_threshold, from_engine)
         # the exact back end (and YetiRank under preset="catboost", the same computation) takes row weights
         if (self.preset is None or self.metric == "yetirank") and st["doc_w"] is not None:
-            if st["doc_w"].shape[0] != st["ptr"].shape[0] - 1:
-                raise ValueError(f"XGBoost ranking weights are per query: got {st['doc_w'].shape[0]}, "
-                                 f"expected {st['ptr'].shape[0] - 1}")
+            # validated per query (checks.check_training_data)
             st["doc_w"] = np.repeat(st["doc_w"], np.diff(st["ptr"]))  # per query -> per row
         return st
 
