@@ -145,7 +145,8 @@ def run(a):
         log(ds.note)
     what = ("each fold's training file" if not ds.key.startswith("pooled:") else
             "the training file(s) " + ", ".join(name for name, _ in ds.train_files))
-    print(f"validate: {ds.label}\n" + LEGEND.format(queries=a.queries, what=what, seed=a.seed), flush=True)
+    name = Path(a.data).name if ds.key.startswith("pooled:") else ds.label  # nothing is pooled here
+    print(f"validate: {name}\n" + LEGEND.format(queries=a.queries, what=what, seed=a.seed), flush=True)
     log(f"{'fold':6s} {'setting':38s} {'result':5s} details")
     rows = []
     for fold, path in ds.train_files:
