@@ -75,11 +75,15 @@ def _synthetic_partitions(n_queries, seed):
     return data, [np.sort(p) for p in parts]
 
 
+def _data_files(folder):
+    return sorted(p for p in Path(folder).iterdir()
+                  if p.is_file() and p.suffix not in (".query", ".group", ".md") and not p.name.startswith("."))
+
+
 def pooled_files(folder):
     """The data files of a folder without ``Fold*`` subfolders (LightGBM's example layout:
     ``rank.train``, ``rank.test``, each with its ``.query`` group file), in name order."""
-    files = sorted(p for p in Path(folder).iterdir()
-                   if p.is_file() and p.suffix not in (".query", ".group", ".md") and not p.name.startswith("."))
+    files = _data_files(folder)
     if not files:
         raise FileNotFoundError(f"{folder}: no Fold1..5 subfolders and no data files")
     return files
@@ -148,14 +152,14 @@ def resolve_data(folder, folds=None, seed=0):
       ``rank.train``/``rank.test`` with ``.query`` group files): pooled and split by query into five
       folds with LETOR's fold table (:func:`_pooled_partitions`, seed ``seed``);
     * a folder holding only variant folders (LETOR 3.0's ``OHSUMED/{QueryLevelNorm,Feature-null}``):
-      the one variant with a complete LETOR layout, said in ``note``; with several, a ``ValueError``
-      naming each, to pass one of them.
+      the one variant with a complete LETOR layout, said in ``note``; with several, or a folder of
+      several data sets, a ``ValueError`` naming the folders, to pass one of them.
 
     Raises ``ValueError`` naming the folder and what to pass instead.
     """
     from lambda_objectives import load_letor_folds
 
-    from ._cli import dataset_name
+    from ._cli import _VARIANTS, dataset_name
 
     root = Path(folder)
     if not root.is_dir():
@@ -165,8 +169,7 @@ def resolve_data(folder, folds=None, seed=0):
         loaded = load_letor_folds(root, folds=folds)  # names a missing fold or split file
         return DataSet(str(root.resolve()), dataset_name(root), [f.name for f in loaded],
                        [(f.name, str(f.paths["train"])) for f in loaded])
-    files = [f for f in root.iterdir() if f.is_file() and not f.name.startswith(".")]
-    if files:
+    if _data_files(root):
         files = pooled_files(root)
         names = [f for f in FOLD_TABLE if folds is None or f in folds]
         train = [f for f in files if "train" in f.name.lower()] or files
@@ -175,18 +178,19 @@ def resolve_data(folder, folds=None, seed=0):
                        [(f.name, str(f)) for f in train],
                        f"{root} has no folds: its files {', '.join(f.name for f in files)} are pooled and split "
                        "by query into five folds (LETOR's fold table)")
-    subs = sorted(d for d in root.iterdir() if d.is_dir())
+    subs = sorted(d for d in root.iterdir() if d.is_dir() and not d.name.startswith("."))
     usable = [d for d in subs if _is_letor(d)]
-    if len(usable) == 1:
+    # only variants of one data set (OHSUMED's QueryLevelNorm, Feature-null, ...) are chosen among:
+    # a folder of several data sets (../shared/data) is never narrowed to one of them silently
+    if subs and len(usable) == 1 and all(d.name.lower() in _VARIANTS for d in subs):
         inner = resolve_data(usable[0], folds, seed)
         others = [d.name for d in subs if d != usable[0]]
         return inner._replace(note=f"{root} holds no folds itself: using {usable[0]}, its only complete LETOR "
                                    "layout" + (f" ({', '.join(others)}: incomplete)" if others else ""))
-    if usable:
-        raise ValueError(f"{root} holds several data sets ({', '.join(d.name for d in usable)}): pass one of them, "
-                         f"e.g. --data {usable[0]}")
-    raise ValueError(f"{root}: no Fold1..Fold5 folders, no train.txt/vali.txt/test.txt files and no data files"
-                     + (f" (sub-folders {', '.join(d.name for d in subs)} hold no complete LETOR layout)" if subs else ""))
+    if subs:
+        raise ValueError(f"{root} holds no folds and no data files, but the folders {', '.join(d.name for d in subs)}: "
+                         "pass one of them as --data" + (f", e.g. --data {usable[0]}" if usable else ""))
+    raise ValueError(f"{root}: no Fold1..Fold5 folders, no train.txt/vali.txt/test.txt files and no data files")
 
 
 def load_fold(data, fold):

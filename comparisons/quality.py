@@ -593,7 +593,8 @@ def _plot(rows, datasets, path):
 
     panels = [(label, plot_points(rows, label)) for _, label, _ in datasets]
     height = max([len(p) for _, p in panels] + [1])
-    fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 0.35 * height + 2.0), squeeze=False)
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 0.35 * height + 2.4), squeeze=False,
+                             layout="constrained")
     colors = {"lightgbm": "tab:green", "xgboost": "tab:blue", "catboost": "tab:orange"}
     for ax, (label, points) in zip(axes[0], panels):
         for i, pt in enumerate(points):
@@ -611,8 +612,10 @@ def _plot(rows, datasets, path):
         ax.grid(axis="x", alpha=0.3)
         if not points:
             ax.text(0.5, 0.5, "no paired comparison (only the natives ran)", transform=ax.transAxes, ha="center")
-    fig.suptitle(figure_title(sorted({r["engine"] for r in rows}, key=ENGINES.index)), fontsize=9)
-    fig.tight_layout()
+    import textwrap
+
+    title = figure_title(sorted({r["engine"] for r in rows}, key=ENGINES.index))
+    fig.suptitle(textwrap.fill(title, 100 * len(panels)), fontsize=9)  # one panel is narrower than the title
     fig.savefig(path, dpi=110)
     plt.close(fig)
 

@@ -208,9 +208,13 @@ def test_every_command_reads_variant_and_foldless_folders_through_one_resolver(l
     assert ds.key == str((root / "QueryLevelNorm").resolve()) and ds.label == "OHSUMED (QueryLevelNorm)"
     assert ds.folds == ["Fold1", "Fold2"] and "Feature-null: incomplete" in ds.note
     assert ds.train_files[0] == ("Fold1", str(root / "QueryLevelNorm" / "Fold1" / "train.txt"))
-    _letor_copy(letor_folder, root / "Other")
-    with pytest.raises(ValueError, match="several data sets .*Other, QueryLevelNorm.*pass one of them"):
+    _letor_copy(letor_folder, root / "Feature-min")
+    with pytest.raises(ValueError, match="the folders Feature-min, Feature-null, QueryLevelNorm: pass one of them"):
         paper.resolve_data(root)
+    # a folder of several data sets is never narrowed to the one with folds
+    (tmp_path / "yahoo").mkdir()
+    with pytest.raises(ValueError, match="the folders OHSUMED, yahoo: pass one of them"):
+        paper.resolve_data(tmp_path)
     flat = tmp_path / "flat"
     flat.mkdir()
     for name in ("rank.train", "rank.test"):
@@ -235,3 +239,12 @@ def test_quick_says_in_its_help_what_it_runs(capsys):
     said = re.sub(r"\s+", " ", capsys.readouterr().out)
     assert "--quick a smoke-sized grid: one fold (the first)" in said
     assert "QueryLevelNorm" in said and "rank.train/rank.test" in said  # --data says which folders it reads
+
+
+def test_the_shared_ohsumed_and_yahoo_sample_folders_are_read_as_documented(shared_data):
+    oh = paper.resolve_data(shared_data / "OHSUMED", folds=["Fold1"])
+    assert oh.label == "OHSUMED (QueryLevelNorm)" and oh.folds == ["Fold1"] and "Feature-null" in oh.note
+    ya = paper.resolve_data(shared_data / "yahoo-sample")
+    assert ya.key.startswith("pooled:0:") and len(ya.folds) == 5 and [n for n, _ in ya.train_files] == ["rank.train"]
+    with pytest.raises(ValueError, match="pass one of them as --data"):
+        paper.resolve_data(shared_data)
