@@ -147,12 +147,14 @@ def run(a):
             "the training file(s) " + ", ".join(name for name, _ in ds.train_files))
     name = Path(a.data).name if ds.key.startswith("pooled:") else ds.label  # nothing is pooled here
     print(f"validate: {name}\n" + LEGEND.format(queries=a.queries, what=what, seed=a.seed), flush=True)
-    log(f"{'fold':6s} {'setting':38s} {'result':5s} details")
+    width = max([6] + [len(fold) for fold, _ in ds.train_files])  # a pooled folder's rows name its file
+    log(f"{'fold':{width}s} {'setting':38s} {'result':5s} details")
     rows = []
     for fold, path in ds.train_files:
+        fold = fold.ljust(width)
         for engine, name, params in SETTINGS:
             r = _probe(engine, params, path, a.queries, a.seed)
-            rows.append({"fold": fold, "engine": engine, "setting": name, **r})
+            rows.append({"fold": fold.strip(), "engine": engine, "setting": name, **r})
             status = "error: " + r["error"] if "error" in r else ("PASS" if r["passed"] else "FAIL")
             log(f"{fold:6s} {name:38s} {status:5s} max_abs={r.get('max_abs', float('nan')):.3g} "
                 f"max_rel={r.get('max_rel', float('nan')):.3g} compared {r.get('n_compared', 0)} of "
@@ -195,7 +197,7 @@ def _catboost_rows(fold, path, a):
     try:
         found = run_isolated(catboost_validation_rows, str(path), a.queries, a.seed)
     except Exception as exc:  # reported, the other engines' rows still stand
-        return [{"fold": fold, "engine": "catboost", "setting": "all", "error": f"{type(exc).__name__}: {exc}"}]
+        return [{"fold": fold.strip(), "engine": "catboost", "setting": "all", "error": f"{type(exc).__name__}: {exc}"}]
     try:
         found.append(run_isolated(yetirank_row, str(path), a.queries, a.seed))
     except Exception as exc:  # reported, the rows above still stand
@@ -204,9 +206,9 @@ def _catboost_rows(fold, path, a):
     for r in found:
         if "error" in r:
             log(f"{fold:6s} catboost {r['setting']:29s} error: {r['error']}")
-            rows.append({"fold": fold, "engine": "catboost", **r, "passed": False})
+            rows.append({"fold": fold.strip(), "engine": "catboost", **r, "passed": False})
             continue
-        row = {"fold": fold, "engine": "catboost", **r, "passed": r["reproduced"] == "pass"}
+        row = {"fold": fold.strip(), "engine": "catboost", **r, "passed": r["reproduced"] == "pass"}
         exact = "" if r["exact"] == "n/a" else (
             f"; vs exact lambdas {r['exact']}: der1 max/median rel {r['exact_der1_max_rel']:.3g}/"
             f"{r['exact_der1_median_rel']:.3g}")
