@@ -17,7 +17,7 @@ import numpy as np
 
 from lambda_objectives import OBJECTIVES
 
-from ._cli import convention_arg, csv_arg, dataset_name, folds_arg, grid_args, int_at_least, positive_float, positive_int
+from ._cli import convention_arg, csv_arg, folds_arg, grid_args, int_at_least, positive_float, positive_int
 from ._machine import log, machine_record
 from ._runner import run_grid
 from .runstore import RunStore
@@ -31,10 +31,11 @@ METRICS = ("ndcg@1", "ndcg@3", "ndcg@10", "err@10", "map@10", "mrr@10")
 
 def one_run(cfg):
     """Train one system on one fold (run in a process of its own) and score it on the test file."""
-    from lambda_objectives import load_letor_folds, metric_table
+    from lambda_objectives import metric_table
 
-    fold = load_letor_folds(cfg["data"], folds=[cfg["fold"]])[0]
-    tr, te = fold.train, fold.test
+    from .paper import load_fold
+
+    tr, _, te = load_fold(cfg["data"], cfg["fold"])
     sysname, metric, k = cfg["system"], cfg["metric"], cfg["k"]
     t = time.perf_counter()
     if sysname.startswith("reference"):
@@ -84,7 +85,9 @@ def one_run(cfg):
 
 
 def add_arguments(p):
-    p.add_argument("--data", required=True, help="a LETOR-layout folder")
+    from .paper import DATA_HELP
+
+    p.add_argument("--data", required=True, help=DATA_HELP)
     p.add_argument("--metric", default="ndcg", choices=OBJECTIVES,
                    help="the metric of our lambda objective")
     p.add_argument("--k", type=positive_int, default=None,
@@ -105,13 +108,18 @@ def add_arguments(p):
 
 
 def run(a):
-    from lambda_objectives import convention_label, load_letor_folds
+    from lambda_objectives import convention_label
+
+    from .paper import resolve_data
 
     try:
-        folds = [f.name for f in load_letor_folds(a.data, folds=a.folds)]
+        ds = resolve_data(a.data, a.folds, a.seed)
     except (ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if ds.note:
+        log(ds.note)
+    folds = ds.folds
     import importlib.util
 
     systems = a.systems or (list(SYSTEMS) if importlib.util.find_spec("catboost") else list(DEFAULT_SYSTEMS))
@@ -120,7 +128,7 @@ def run(a):
         return 2
     out = Path(a.out)
     store = RunStore(out / "runs", "engines")
-    grid = [{"data": str(Path(a.data).resolve()), "fold": f, "system": s, "metric": a.metric, "k": a.k,
+    grid = [{"data": ds.key, "fold": f, "system": s, "metric": a.metric, "k": a.k,
              "rounds": a.rounds, "leaves": a.leaves, "lr": a.lr, "min_data": a.min_data, "seed": a.seed,
              "convention": a.convention} for f in folds for s in systems]
 
@@ -137,7 +145,7 @@ def run(a):
         means[s] = {m: float(np.mean([r[m] for r in rs])) for m in METRICS + ("seconds",)}
         table.append(f"| {s} | " + " | ".join(f"{means[s][m]:.4f}" for m in METRICS) + f" | {means[s]['seconds']:.1f} |")
     objective = f"Δ{a.metric.upper()}" + ("" if a.k is None else f"@{a.k}") + (" (full list)" if a.k is None else "")
-    title = (f"{objective} objective on {dataset_name(a.data)} ({a.data}): test metrics, mean of {len(folds)} fold(s); "
+    title = (f"{objective} objective on {ds.label} ({a.data}): test metrics, mean of {len(folds)} fold(s); "
              f"{a.rounds} rounds, {a.leaves} leaves, learning rate {a.lr} (native systems use their own objective). "
              f"NDCG: {convention_label(a.convention)}; ERR@10 with each test file's largest grade; MAP/MRR: "
              "relevant = label > 0. Seconds: training wall time, each system in a process of its own.")
@@ -148,8 +156,7 @@ def run(a):
         w.writerow(["fold", "system", *METRICS, "seconds"])
         for r in rows:
             w.writerow([r["fold"], r["system"], *(f"{r[m]:.6f}" for m in METRICS), f"{r['seconds']:.3f}"])
-    _plot(rows, systems, out / "engines.png",
-          title=f"{dataset_name(a.data)}: {objective} objective, test metrics, {len(folds)} fold(s)")
+    _plot(rows, systems, out / "engines.png", title=figure_title(ds.label, objective, len(folds)))
     print(f"written to {out}/engines.md, engines.csv, engines.png")
     return 0
 
@@ -158,6 +165,13 @@ def main(argv=None):
     from .__main__ import main as cli
 
     return cli(["engines", *([] if argv is None else argv)])
+
+
+def figure_title(label, objective, n_folds):
+    """The title of ``engines.png``: the data set's name (``label`` of :func:`comparisons.paper.resolve_data`,
+    never the path given), the objective, the folds and what the bars are."""
+    return (f"{label}: {objective} objective, test metrics, {n_folds} fold(s)"
+            + ("; bars: SD over folds" if n_folds > 1 else "; one fold, no bars") + " (axes zoomed, not from 0)")
 
 
 def _plot(rows, systems, path, title=""):
@@ -185,9 +199,7 @@ def _plot(rows, systems, path, title=""):
     axes[0][0].set_yticks(y)
     axes[0][0].set_yticklabels(systems, fontsize=8)
     axes[0][0].invert_yaxis()
-    n_folds = len({r["fold"] for r in rows})
-    fig.suptitle(title + ("; bars: SD over folds" if n_folds > 1 else "; one fold, no bars")
-                 + " (axes zoomed, not from 0)", fontsize=9)
+    fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -21,12 +21,15 @@ The paper's protocol, by default:
   only when OLE − SE > 0.1 point *and* the interval excludes 0.
 """
 
+import contextlib
+import io
 import json
 import math
 import sys
 import time
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -72,11 +75,15 @@ def _synthetic_partitions(n_queries, seed):
     return data, [np.sort(p) for p in parts]
 
 
+def _data_files(folder):
+    return sorted(p for p in Path(folder).iterdir()
+                  if p.is_file() and p.suffix not in (".query", ".group", ".md") and not p.name.startswith("."))
+
+
 def pooled_files(folder):
     """The data files of a folder without ``Fold*`` subfolders (LightGBM's example layout:
     ``rank.train``, ``rank.test``, each with its ``.query`` group file), in name order."""
-    files = sorted(p for p in Path(folder).iterdir()
-                   if p.is_file() and p.suffix not in (".query", ".group", ".md") and not p.name.startswith("."))
+    files = _data_files(folder)
     if not files:
         raise FileNotFoundError(f"{folder}: no Fold1..5 subfolders and no data files")
     return files
@@ -99,6 +106,91 @@ def _pooled_partitions(folder, seed):
     data = RankingData(X, np.concatenate([d.y for d in parts]), qid, ptr, path=str(folder))
     split = np.array_split(np.random.default_rng(seed).permutation(data.n_queries), 5)
     return data, [np.sort(p) for p in split]
+
+
+#: the ``--data`` help of every command that reads a data set through :func:`resolve_data`
+DATA_HELP = ("a data folder: the LETOR layout (Fold1..5/{train,vali,test}.txt, LETOR 3.0 names, or one fold); "
+             "a folder of files without folds (yahoo-sample: rank.train/rank.test + .query), pooled and split by "
+             "query into five folds; or a folder of variants with one complete LETOR layout (OHSUMED: its "
+             "QueryLevelNorm folds)")
+
+
+class DataSet(NamedTuple):
+    """A ``--data`` folder as every command reads it (:func:`resolve_data`).
+
+    ``key``: what :func:`load_fold` takes (a LETOR folder's absolute path, or ``"pooled:SEED:FOLDER"``);
+    ``label``: its name for titles and tables; ``folds``: the fold names run; ``train_files``:
+    ``[(name, path)]`` of the training files ``validate`` probes (per fold, or the pooled folder's
+    training files); ``note``: how the folder was read, when that is not what was passed (else ``""``).
+    """
+
+    key: str
+    label: str
+    folds: list
+    train_files: list
+    note: str = ""
+
+
+def _is_letor(folder):
+    """Whether ``folder`` holds a complete LETOR layout (split files, or ``Fold*`` folders each with
+    them), judged from the file names alone."""
+    from lambda_objectives.io import _LAYOUTS
+
+    def complete(d):
+        return any(all((d / f).is_file() or (d / (f + ".gz")).is_file() for f in layout) for layout in _LAYOUTS)
+
+    folds = [d for d in folder.iterdir() if d.is_dir() and d.name.lower().startswith("fold")]
+    return complete(folder) or (bool(folds) and all(complete(d) for d in folds))
+
+
+def resolve_data(folder, folds=None, seed=0):
+    """The :class:`DataSet` of a ``--data`` folder: the one home of how the commands read a data set.
+
+    * a LETOR layout (``Fold1..5/{train,vali,test}.txt``, LETOR 3.0 names, or one fold's files):
+      its folds (``folds``: the ones wanted, each checked to exist);
+    * a folder of data files without folds (LightGBM's example layout, ``yahoo-sample``:
+      ``rank.train``/``rank.test`` with ``.query`` group files): pooled and split by query into five
+      folds with LETOR's fold table (:func:`_pooled_partitions`, seed ``seed``);
+    * a folder holding only variant folders (LETOR 3.0's ``OHSUMED/{QueryLevelNorm,Feature-null}``):
+      the one variant with a complete LETOR layout, said in ``note``; with several, or a folder of
+      several data sets, a ``ValueError`` naming the folders, to pass one of them.
+
+    Raises ``ValueError`` naming the folder and what to pass instead.
+    """
+    from lambda_objectives import load_letor_folds
+
+    from ._cli import _VARIANTS, dataset_name
+
+    root = Path(folder)
+    if not root.is_dir():
+        raise ValueError(f"data folder {root} does not exist")
+    has_folds = any(d.is_dir() and d.name.lower().startswith("fold") for d in root.iterdir())
+    if has_folds or _is_letor(root):
+        loaded = load_letor_folds(root, folds=folds)  # names a missing fold or split file
+        return DataSet(str(root.resolve()), dataset_name(root), [f.name for f in loaded],
+                       [(f.name, str(f.paths["train"])) for f in loaded])
+    if _data_files(root):
+        files = pooled_files(root)
+        names = [f for f in FOLD_TABLE if folds is None or f in folds]
+        train = [f for f in files if "train" in f.name.lower()] or files
+        return DataSet(f"pooled:{seed}:{root.resolve()}",
+                       f"{root.name} ({' + '.join(f.name for f in files)} pooled, five folds by query)", names,
+                       [(f.name, str(f)) for f in train],
+                       f"{root} has no folds: its files {', '.join(f.name for f in files)} are pooled and split "
+                       "by query into five folds (LETOR's fold table)")
+    subs = sorted(d for d in root.iterdir() if d.is_dir() and not d.name.startswith("."))
+    usable = [d for d in subs if _is_letor(d)]
+    # only variants of one data set (OHSUMED's QueryLevelNorm, Feature-null, ...) are chosen among:
+    # a folder of several data sets (../shared/data) is never narrowed to one of them silently
+    if subs and len(usable) == 1 and all(d.name.lower() in _VARIANTS for d in subs):
+        inner = resolve_data(usable[0], folds, seed)
+        others = [d.name for d in subs if d != usable[0]]
+        return inner._replace(note=f"{root} holds no folds itself: using {usable[0]}, its only complete LETOR "
+                                   "layout" + (f" ({', '.join(others)}: incomplete)" if others else ""))
+    if subs:
+        raise ValueError(f"{root} holds no folds and no data files, but the folders {', '.join(d.name for d in subs)}: "
+                         "pass one of them as --data" + (f", e.g. --data {usable[0]}" if usable else ""))
+    raise ValueError(f"{root}: no Fold1..Fold5 folders, no train.txt/vali.txt/test.txt files and no data files")
 
 
 def load_fold(data, fold):
@@ -134,6 +226,38 @@ def _letor_head(d, n):
     return LetorData(d.X[:end], d.y[:end], d.qid[:end], d.group_ptr[: n + 1])
 
 
+#: seconds between two progress lines of one cell's rounds (the grid's bar advances per cell only)
+PROGRESS_SECONDS = 30.0
+
+
+def _cell_name(cfg):
+    return (f"{cfg['fold']} {SYSTEMS[cfg['system']]} {cfg['leaves']} leaves lr {cfg['learning_rate']} "
+            f"{CRITERION_NAMES[(cfg['system'], cfg['criterion'])]}")
+
+
+class _RoundProgress(io.TextIOBase):
+    """Stands in for stdout while the reference trainer prints its ``[i] ...`` line per round
+    (``verbose=True``): one log line on the real stdout every :data:`PROGRESS_SECONDS`, naming the
+    cell and the round reached; the per-round lines themselves are dropped."""
+
+    def __init__(self, name, total):
+        self.name, self.total, self.out = name, total, sys.stdout
+        self.start = self.last = time.perf_counter()
+
+    def write(self, text):
+        for line in text.splitlines():
+            if not (line.startswith("[") and "]" in line):
+                continue
+            now = time.perf_counter()
+            if now - self.last >= PROGRESS_SECONDS:
+                self.last = now
+                done = int(line[1:line.index("]")])
+                with contextlib.redirect_stdout(self.out):
+                    log(f"  {self.name}: round {done} of {self.total} ({100 * done / self.total:.0f} %), "
+                        f"{now - self.start:.0f} s")
+        return len(text)
+
+
 def one_run(cfg):
     """Train one configuration on one fold; a JSON-serialisable result with per-query test values."""
     from lambda_objectives import metric_values
@@ -150,8 +274,9 @@ def one_run(cfg):
                        n_estimators=cfg["iterations"], random_state=cfg["seed"], n_threads=cfg["threads"])
     measures = MEASURES + EXTRA
     t = time.perf_counter()
-    model.fit(tr.X, tr.y, group=tr.group, eval_set=[(va.X, va.y, va.group), (te.X, te.y, te.group)],
-              history_metrics=measures, history_options=opts)
+    with contextlib.redirect_stdout(_RoundProgress(_cell_name(cfg), cfg["iterations"])):
+        model.fit(tr.X, tr.y, group=tr.group, eval_set=[(va.X, va.y, va.group), (te.X, te.y, te.group)],
+                  history_metrics=measures, history_options=opts, verbose=True)
     seconds = time.perf_counter() - t
     vali, test = model.history_["valid_0"], model.history_["valid_1"]
     best = int(np.argmax(vali["ndcg@10"])) + 1
@@ -160,7 +285,10 @@ def one_run(cfg):
         s = model.predict(te.X, n_iterations=n_iter)
         return {m: metric_values(s, te.y, te.group_ptr, m, **opts).tolist() for m in measures}
 
+    # a round's tree time, without the first round (it loads or compiles the kernels) and the metrics
+    rounds = model.fit_seconds_[1:] or model.fit_seconds_
     return {"best_iteration": best, "seconds": seconds, "n_test_queries": int(te.n_queries),
+            "tree_seconds": float(np.sum(rounds)), "round_seconds": float(np.median(rounds)),
             "test_final": {m: test[m][-1] for m in measures},
             "test_at_best": {m: test[m][best - 1] for m in measures},
             "test_history": {m: test[m] for m in measures},
@@ -227,62 +355,118 @@ def aggregate(results, select):
             "fold_history": {m: np.array([r["test_history"][m][:n_it] for _, r in runs]) for m in MEASURES},
             "loss": float(np.mean([r["final_train_loss"] for _, r in runs])),
             "seconds": float(np.mean([r["seconds"] for _, r in runs])),
+            "round_seconds": float(np.mean([r["round_seconds"] for _, r in runs])),
+            "tree_seconds": float(np.mean([r["tree_seconds"] for _, r in runs])),
             "best_iterations": [r["best_iteration"] for _, r in runs],
         }
     return out
 
 
+#: the OLE − SE effects the paper reports on NDCG@10 (points): a grid that cannot detect the largest
+#: of them at 80 % power is a smoke test, not a result
+PAPER_EFFECT = (0.3, 0.5)
+#: below this time spent on SE's trees per cell (seconds, first round excluded) an OLE/SE time ratio is
+#: timing noise, not a cost: it is reported flagged as no measurement
+MIN_TIMED_SECONDS = 10.0
+#: what each criterion is, per system, in the words of the tables
+CRITERION_TEXT = {("mcrank", "se"): "SE", ("mcrank", "ole"): "OLE (the paper's: Newton G²/H)",
+                  ("lambdamart", "se"): "SE",
+                  ("lambdamart", "ole_exact"): "OLE (the paper's: exact second derivatives)",
+                  ("lambdamart", "ole"): "OLE-diag (Newton, diagonal; NOT the paper's OLE)"}
+
+
+def compared_ole(system, criteria):
+    """The criterion ``system``'s OLE − SE statistics use: the paper's OLE when it ran, else the
+    other OLE that ran (LambdaMART's OLE-diag), named as such wherever it is reported."""
+    if PAPER_OLE[system] in criteria:
+        return PAPER_OLE[system]
+    return next(c for c in SYSTEM_CRITERIA[system] if c != "se" and c in criteria)
+
+
+def verdict(counts, power):
+    """One sentence on what the grid shows: its significant cells against chance, and whether it
+    could detect the paper's effects (:data:`PAPER_EFFECT`) at all."""
+    n = sum(c["cells"] for c in counts.values())
+    if not n:
+        return "Verdict: nothing to compare: no cell ran both SE and an OLE."
+    detectable = min((v["detectable_points"] for v in power.values()), default=float("nan"))
+    small = not np.isfinite(detectable) or detectable > PAPER_EFFECT[1]
+    size = (f"it detects NDCG@10 differences of {detectable:.2f} points or more at 80 % power (two-sided α = 0.05)"
+            if np.isfinite(detectable) else "its power cannot be estimated")
+    sig = sum(c["ole_significant"] + c["se_significant"] for c in counts.values())
+    if sig == 0:
+        text = f"no cell is significant either way ({n} cell × measure comparisons)"
+    else:
+        text = "significant cells: " + "; ".join(
+            f"{s}: {c['name']} ahead in {c['ole_significant']}, SE in {c['se_significant']} of {c['cells']}"
+            for s, c in counts.items()) + f" (about {0.05 * n:.1f} of {n} are expected by chance at the 5 % level)"
+    if small:
+        text += (f": this grid is a smoke test, not a result: {size}, the paper's effects are "
+                 f"{PAPER_EFFECT[0]}–{PAPER_EFFECT[1]} points")
+    else:
+        text += f"; {size}"
+    return "Verdict: " + text + "."
+
+
 def report(agg, args, out):
-    """Write table.md / table.csv / figure2.png / summary.json; return the summary."""
+    """Write table.md / table.csv / figure2.png / summary.json; return the summary.
+
+    Every table names the criteria of its cells (LambdaMART's OLE-diag is never shown as the paper's
+    OLE); an analysis without data is a sentence, never an empty table or figure."""
     from lambda_objectives import convention_label
 
     protocol = ("test metrics at the final iteration (the paper's protocol)" if args.select == "final" else
                 "test metrics at the iteration with the best validation NDCG@10 (NOT the paper's protocol)")
-    head_cols = " | ".join(f"{m.upper()} SE / OLE [/ OLE-diag]" for m in MEASURES + EXTRA)
-    rows = [f"| system | leaves | lr | {head_cols} |", "|---|---:|---:|" + "---|" * len(MEASURES + EXTRA)]
-    diff_rows = ["| system | leaves | lr | " + " | ".join(f"{m.upper()} OLE − SE [95% CI]" for m in MEASURES) + " |",
-                 "|---|---:|---:|" + "---|" * len(MEASURES)]
+    rows = ["| system | leaves | lr | criteria | " + " | ".join(m.upper() for m in MEASURES + EXTRA) + " |",
+            "|---|---:|---:|---|" + "---|" * len(MEASURES + EXTRA)]
+    diff_rows = ["| system | leaves | lr | difference | " + " | ".join(f"{m.upper()} [95% CI]" for m in MEASURES) + " |",
+                 "|---|---:|---:|---|" + "---|" * len(MEASURES)]
     csv = ["system,leaves,learning_rate,criterion," + ",".join(MEASURES + EXTRA)]
-    counts, loss_diffs, overheads, diag_rows, power_sd = {}, [], [], [], {}
+    counts, loss_diffs, overheads, diag_rows, power_sd = {}, [], {}, [], {}
     for system in args.systems:
         crits = [c for c in SYSTEM_CRITERIA[system] if c in args.criteria]
-        ole = PAPER_OLE[system]
+        ole = compared_ole(system, args.criteria)
+        name = CRITERION_NAMES[(system, ole)]
         for leaves in args.leaves:
             for lr in args.rates:
                 got = {c: agg.get((system, leaves, lr, c)) for c in crits}
-                if got.get("se") is None:
+                ran = [c for c in crits if got[c] is not None]
+                if not ran:
                     continue
-                for c, v in got.items():
-                    if v is not None:
-                        csv.append(f"{system},{leaves},{lr},{CRITERION_NAMES[(system, c)]}," +
-                                   ",".join(f"{v['metrics'][m]:.6f}" for m in MEASURES + EXTRA))
+                for c in ran:
+                    csv.append(f"{system},{leaves},{lr},{CRITERION_NAMES[(system, c)]}," +
+                               ",".join(f"{got[c]['metrics'][m]:.6f}" for m in MEASURES + EXTRA))
+                paired = got.get("se") is not None and got.get(ole) is not None
                 cols, dcols = [], []
                 for m in MEASURES + EXTRA:
-                    vals = [f"{100 * got[c]['metrics'][m]:.2f}" if got[c] is not None else "–" for c in crits]
-                    cell = " / ".join(vals)
-                    if got.get(ole) is not None and m in MEASURES:
+                    cell = " / ".join(f"{100 * got[c]['metrics'][m]:.2f}" for c in ran)
+                    if paired and m in MEASURES:
+                        diffs = 100 * (got[ole]["per_query"][m] - got["se"]["per_query"][m])
                         d = 100 * (got[ole]["metrics"][m] - got["se"]["metrics"][m])
-                        _, lo, hi = paired_ci(100 * (got[ole]["per_query"][m] - got["se"]["per_query"][m]))
+                        _, lo, hi = paired_ci(diffs)
                         flag = mark(d, lo, hi)
                         cell += f" {flag}" if flag else ""
                         dcols.append(f"{d:+.2f} [{lo:+.2f}, {hi:+.2f}]{' ' + flag if flag else ''}")
                         if m == "ndcg@10":
-                            diffs = got[ole]["per_query"][m] - got["se"]["per_query"][m]
-                            power_sd.setdefault(SYSTEMS[system], []).append((float(np.std(diffs, ddof=1)), diffs.size))
-                        c = counts.setdefault(SYSTEMS[system], {"cells": 0, "ole_by_0.1": 0, "ole_significant": 0,
-                                                                 "se_significant": 0})
+                            power_sd.setdefault(SYSTEMS[system], []).append((float(np.std(diffs / 100, ddof=1)),
+                                                                              diffs.size))
+                        c = counts.setdefault(SYSTEMS[system], {"name": name, "cells": 0, "ole_by_0.1": 0,
+                                                                 "ole_significant": 0, "se_significant": 0})
                         c["cells"] += 1
                         c["ole_by_0.1"] += d > 0.1
                         c["ole_significant"] += flag == "**"
                         c["se_significant"] += flag == "vv"
                     cols.append(cell)
-                rows.append(f"| {SYSTEMS[system]} | {leaves} | {lr:.2f} | " + " | ".join(cols) + " |")
+                label = " / ".join(CRITERION_NAMES[(system, c)] for c in ran)
+                rows.append(f"| {SYSTEMS[system]} | {leaves} | {lr:.2f} | {label} | " + " | ".join(cols) + " |")
                 if dcols:
-                    diff_rows.append(f"| {SYSTEMS[system]} | {leaves} | {lr:.2f} | " + " | ".join(dcols) + " |")
-                if got.get(ole) is not None:
+                    diff_rows.append(f"| {SYSTEMS[system]} | {leaves} | {lr:.2f} | {name} − SE | "
+                                     + " | ".join(dcols) + " |")
+                if paired:
                     if got["se"]["loss"] > 0:
                         loss_diffs.append((got["se"]["loss"] - got[ole]["loss"]) / got["se"]["loss"])
-                    overheads.append((SYSTEMS[system], got[ole]["seconds"] / got["se"]["seconds"] - 1))
+                    overheads.setdefault(SYSTEMS[system], []).append(
+                        (got[ole]["round_seconds"] / got["se"]["round_seconds"] - 1, got["se"]["tree_seconds"]))
                 if system == "lambdamart" and got.get("ole") is not None and got.get("ole_exact") is not None:
                     diag_rows.append(100 * (got["ole_exact"]["metrics"]["ndcg@10"] - got["ole"]["metrics"]["ndcg@10"]))
     folds = sorted({f for v in agg.values() for f in v["folds"]})
@@ -290,26 +474,36 @@ def report(agg, args, out):
     n_queries = {s: int(next(v["per_query"]["ndcg@10"].size for k, v in agg.items() if k[0] == s))
                  for s in args.systems if any(k[0] == s for k in agg)}
     power = {}
-    for name, pairs in power_sd.items():
+    for sysname, pairs in power_sd.items():
         from .quality import mde
 
         sd, n = float(np.median([p[0] for p in pairs])), int(max(p[1] for p in pairs))
-        power[name] = {"sd_points": 100 * sd, "test_queries": n, "detectable_points": 100 * mde(sd, n)}
-    power_line = ("Power: the OLE − SE NDCG@10 difference detectable at 80 % power (two-sided α = 0.05, normal "
+        power[sysname] = {"difference": f"{counts[sysname]['name']} − SE", "sd_points": 100 * sd, "test_queries": n,
+                          "detectable_points": 100 * mde(sd, n)}
+    power_line = ("Power: the NDCG@10 difference detectable at 80 % power (two-sided α = 0.05, normal "
                   "approximation, from the median per-query sd of the paired difference over the cells): " +
-                  "; ".join(f"{k} {v['detectable_points']:.2f} points (sd {v['sd_points']:.1f}, {v['test_queries']} "
-                            "pooled test queries)" for k, v in power.items()) + "." if power else "")
+                  "; ".join(f"{k} ({v['difference']}) {v['detectable_points']:.2f} points (sd {v['sd_points']:.1f}, "
+                            f"{v['test_queries']} pooled test queries)" for k, v in power.items()) + "."
+                  if power else "Power: not estimated (no cell ran both SE and an OLE).")
+    timing = {}
+    for sysname, pairs in overheads.items():
+        se_seconds = float(np.mean([p[1] for p in pairs]))
+        timing[sysname] = {"criterion": counts[sysname]["name"], "per_round_pct_mean": 100 * float(np.mean([p[0] for p in pairs])),
+                           "se_tree_seconds_mean": se_seconds, "reliable": se_seconds >= MIN_TIMED_SECONDS}
+    said = verdict(counts, power)
     summary = {
+        "verdict": said,
         "data": str(args.data_label), "data_folder": args.data, "folds": folds, "power_ndcg10": power,
         "criteria": args.criteria, "protocol": protocol,
+        "compared": {SYSTEMS[s]: f"{CRITERION_NAMES[(s, compared_ole(s, args.criteria))]} − SE" for s in args.systems},
         "convention": conv, "err": "full-list ERR (and ERR@10), R = (2^g − 1)/2^max_grade, max_grade of the data set",
         "significance": "95% paired t interval of per-query OLE − SE pooled over folds; ** (OLE) / vv (SE) when "
                         "|OLE − SE| > 0.1 point and the interval excludes 0",
         "test_queries_pooled": n_queries,
-        "cells": {s: {k: f"{v}/{c['cells']}" if k != "cells" else v for k, v in c.items()} for s, c in counts.items()},
+        "cells": {s: {k: f"{v}/{c['cells']}" if k not in ("cells", "name") else v for k, v in c.items()}
+                  for s, c in counts.items()},
         "final_train_loss_ole_lower_by_pct_mean": 100 * float(np.mean(loss_diffs)) if loss_diffs else None,
-        "ole_wall_time_overhead_pct_mean": {s: 100 * float(np.mean([o for n, o in overheads if n == s]))
-                                            for s in {n for n, _ in overheads}},
+        "ole_wall_time_overhead": timing,
         "lambdamart_ole_minus_ole_diag_ndcg10_points_mean": float(np.mean(diag_rows)) if diag_rows else None,
         "paper_tables_counts_ole_by_0.1": {s: f"{w}/{n}" for s, (w, n) in paper_counts().items()},
         "paper_mslr10k_counts_ole_by_0.1": {s: f"{w}/{n}" for s, (w, n) in paper_counts(("mslr10k",)).items()},
@@ -317,21 +511,54 @@ def report(agg, args, out):
         "paper": CITATION,
         "lambdas": _lambdas(args.k),
     }
-    md = [f"# SE vs OLE on {args.data_label}", "",
+    ran = "; ".join(f"{SYSTEMS[s]}: " + " / ".join(CRITERION_TEXT[(s, c)] for c in SYSTEM_CRITERIA[s] if c in args.criteria)
+                    for s in args.systems)
+    marks = "; ".join(f"{SYSTEMS[s]}: {CRITERION_NAMES[(s, compared_ole(s, args.criteria))]} − SE" for s in args.systems)
+    md = [f"# SE vs OLE on {args.data_label}", "", said, "",
           f"{protocol}; mean of {len(folds)} fold(s) ({', '.join(folds)}); ×100. NDCG: {conv}. ERR: full list "
-          "(ERR@10 as an extra column), grade scale fixed to the data set's largest grade. LambdaMART: SE / OLE "
-          f"(the paper's, exact second derivatives) / OLE-diag (Newton, diagonal), {_lambdas(args.k)}; "
-          "McRank: SE / OLE. "
-          "`**`: OLE − SE > 0.1 point and its 95% paired CI over pooled test queries excludes 0; `vv`: the same "
-          "for SE.", "", *([power_line, ""] if power_line else []), *rows, "", "## OLE − SE with 95% paired confidence intervals (points)", "", *diff_rows, ""]
+          f"(ERR@10 as an extra column), grade scale fixed to the data set's largest grade. LambdaMART: "
+          f"{_lambdas(args.k)}. Criteria run, in each cell's order: {ran}. Marks ({marks}): `**` the OLE "
+          "leads by > 0.1 point and its 95% paired CI over pooled test queries excludes 0; `vv`: the same for SE.",
+          "", power_line, "", *rows, ""]
+    if len(diff_rows) > 2:
+        md += ["## OLE − SE with 95% paired confidence intervals (points)", "", *diff_rows, ""]
+    else:
+        md += ["No OLE − SE differences: no cell ran both SE and an OLE (see the criteria above).", ""]
     if args.paper_table:
         md += _beside(agg, args)
-    md += ["## Summary", "", "```", json.dumps(summary, indent=2), "```", ""]
+    md += ["## Summary", "", *_summary_lines(summary, counts), ""]
+    drawn = _figure(agg, args, out / "figure2.png")
+    md += [f"Figure 2 (`figure2.png`): {drawn}", "",
+           "Everything above, with the paper's own counts and figures, is in `summary.json`.", ""]
+    summary["figure2"] = drawn
     (out / "table.md").write_text("\n".join(md))
     (out / "table.csv").write_text("\n".join(csv) + "\n")
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
-    _figure(agg, args, out / "figure2.png")
     return summary
+
+
+def _summary_lines(summary, counts):
+    """The summary in words (``summary.json`` holds the same, and the paper's figures)."""
+    paper = summary["paper_tables_counts_ole_by_0.1"]
+    lines = []
+    for s, c in counts.items():
+        lines.append(f"* {s}, {c['name']} − SE: ahead by > 0.1 point in {c['ole_by_0.1']}/{c['cells']} cell × measure "
+                     f"comparisons (the paper's OLE, Tables 2–3: {paper.get(s, '–')}); significant: "
+                     f"{c['ole_significant']}/{c['cells']} for the OLE, {c['se_significant']}/{c['cells']} for SE.")
+    if summary["lambdamart_ole_minus_ole_diag_ndcg10_points_mean"] is not None:
+        lines.append(f"* LambdaMART OLE − OLE-diag on NDCG@10: {summary['lambdamart_ole_minus_ole_diag_ndcg10_points_mean']:+.2f} "
+                     "point on average over the configurations.")
+    if summary["final_train_loss_ole_lower_by_pct_mean"] is not None:
+        lines.append(f"* Training loss at the final iteration: {summary['final_train_loss_ole_lower_by_pct_mean']:.1f} % "
+                     "lower with the OLE on average (the paper: 0.32–1 %).")
+    for s, t in summary["ole_wall_time_overhead"].items():
+        how = (f"{t['per_round_pct_mean']:+.0f} % (SE cells: {t['se_tree_seconds_mean']:.0f} s of trees on average)"
+               if t["reliable"] else
+               f"{t['per_round_pct_mean']:+.0f} %, NOT a measurement: SE cells build their trees in "
+               f"{t['se_tree_seconds_mean']:.1f} s, below {MIN_TIMED_SECONDS:.0f} s, where timing noise decides the ratio")
+        lines.append(f"* Tree time per round (median over rounds, the first excluded), {s} {t['criterion']} over SE: "
+                     f"{how}" + (" (the paper: about 30 % for its pairwise objective)." if s == "LambdaMART" else "."))
+    return lines
 
 
 def _lambdas(k):
@@ -339,47 +566,84 @@ def _lambdas(k):
 
 
 def _beside(agg, args):
+    """The paper's cells beside ours, for the cells run with SE and the paper's OLE; the others are
+    counted in one line, not printed as rows of "not run"."""
     title, cells = PAPER_TABLES[args.paper_table]
-    md = [f"## Beside the paper's {title}", "", f"{CITATION}.", "",
-          "Ours and the paper's, ×100, \"SE / OLE\" (the paper's OLE; our OLE-diag is not in the paper).", "",
-          "| system | leaves | lr | " + " | ".join(f"{m.upper()} ours | {m.upper()} paper" for m in MEASURES) + " |",
-          "|---|---:|---:|" + "---|---|" * len(MEASURES)]
+    run, missing = [], {}
     for (system, leaves, lr), paper in cells.items():
         se, ole = agg.get((system, leaves, lr, "se")), agg.get((system, leaves, lr, PAPER_OLE[system]))
-        cols = []
-        for m in MEASURES:
-            ours = f"{100 * se['metrics'][m]:.2f} / {100 * ole['metrics'][m]:.2f}" if se and ole else "not run"
-            cols.append(f"{ours} | {paper[m][0]:.2f} / {paper[m][1]:.2f}")
-        md.append(f"| {SYSTEMS[system]} | {leaves} | {lr:.2f} | " + " | ".join(cols) + " |")
-    return md + [""]
+        if se and ole:
+            run.append((system, leaves, lr, paper, se, ole))
+        else:
+            missing[SYSTEMS[system]] = missing.get(SYSTEMS[system], 0) + 1
+    md = [f"## Beside the paper's {title}", "", f"{CITATION}.", ""]
+    if run:
+        md += ["Ours and the paper's, ×100, \"SE / OLE\" (the paper's OLE; our OLE-diag is not in the paper).", "",
+               "| system | leaves | lr | " + " | ".join(f"{m.upper()} ours | {m.upper()} paper" for m in MEASURES) + " |",
+               "|---|---:|---:|" + "---|---|" * len(MEASURES)]
+        for system, leaves, lr, paper, se, ole in run:
+            cols = [f"{100 * se['metrics'][m]:.2f} / {100 * ole['metrics'][m]:.2f} | {paper[m][0]:.2f} / {paper[m][1]:.2f}"
+                    for m in MEASURES]
+            md.append(f"| {SYSTEMS[system]} | {leaves} | {lr:.2f} | " + " | ".join(cols) + " |")
+        md.append("")
+    if missing:
+        why = [f"{s} not in --systems" if k not in args.systems else
+               f"{s}'s {CRITERION_NAMES[(k, PAPER_OLE[k])]} ({PAPER_OLE[k]}) not in --criteria"
+               for k, s in SYSTEMS.items() if s in missing
+               and (k not in args.systems or PAPER_OLE[k] not in args.criteria)]
+        md += [f"Not run here: {sum(missing.values())} of the paper's {len(cells)} cells ("
+               + ", ".join(f"{s} {n}" for s, n in missing.items()) + ")"
+               + (f"; {'; '.join(why)}" if why else "") + ".", ""]
+    return md
+
+
+def figure_lines(agg, args):
+    """What Figure 2 draws: ``{(system, measure): [(lr, iterations, mean, half-width or None)]}``, the
+    OLE − SE test-set difference (points ×100) over iterations at the first ``--leaves`` value, the
+    OLE being :func:`compared_ole`'s; a band half-width (95 % t over folds) only with two folds or more."""
+    from scipy import stats
+
+    lines = {}
+    leaves = args.leaves[0]
+    for system in args.systems:
+        ole = compared_ole(system, args.criteria)
+        for lr in args.rates:
+            se, other = agg.get((system, leaves, lr, "se")), agg.get((system, leaves, lr, ole))
+            if se is None or other is None:
+                continue
+            for m in MEASURES:
+                n = min(se["fold_history"][m].shape[1], other["fold_history"][m].shape[1])
+                k = min(se["fold_history"][m].shape[0], other["fold_history"][m].shape[0])
+                d = 100 * (other["fold_history"][m][:k, :n] - se["fold_history"][m][:k, :n])
+                half = (stats.t.ppf(0.975, k - 1) * d.std(axis=0, ddof=1) / math.sqrt(k)) if k > 1 else None
+                lines.setdefault((system, m), []).append((lr, np.arange(1, n + 1), d.mean(axis=0), half))
+    return lines
 
 
 def _figure(agg, args, path):
+    """Draw Figure 2 into ``path`` and return its caption; with nothing to draw, write no figure
+    (and remove one left by an earlier run) and say why."""
+    lines = figure_lines(agg, args)
+    if not lines:
+        Path(path).unlink(missing_ok=True)
+        return "not drawn: no configuration at the first --leaves value ran both SE and an OLE."
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from scipy import stats
 
-    systems = [s for s in args.systems if any(k[0] == s for k in agg)]
+    systems = [s for s in args.systems if any((s, m) in lines for m in MEASURES)]
     fig, axes = plt.subplots(len(systems), len(MEASURES), figsize=(4 * len(MEASURES), 3.2 * len(systems)),
                              squeeze=False)
     leaves = args.leaves[0]
     for r, system in enumerate(systems):
+        name = CRITERION_NAMES[(system, compared_ole(system, args.criteria))]
         for c, m in enumerate(MEASURES):
             ax = axes[r][c]
             top = 1.0
-            for lr in args.rates:
-                se, ole = agg.get((system, leaves, lr, "se")), agg.get((system, leaves, lr, PAPER_OLE[system]))
-                if se is None or ole is None:
-                    continue
-                n = min(se["fold_history"][m].shape[1], ole["fold_history"][m].shape[1])
-                d = 100 * (ole["fold_history"][m][:, :n] - se["fold_history"][m][:, :n])
-                x = np.arange(1, n + 1)
-                mean = d.mean(axis=0)
+            for lr, x, mean, half in lines.get((system, m), []):
                 line, = ax.plot(x, mean, label=f"lr {lr:.2f}")
-                if d.shape[0] > 1:  # a band needs folds to vary over
-                    half = stats.t.ppf(0.975, d.shape[0] - 1) * d.std(axis=0, ddof=1) / math.sqrt(d.shape[0])
+                if half is not None:
                     ax.fill_between(x, mean - half, mean + half, color=line.get_color(), alpha=0.15, lw=0)
                     top = max(top, float(np.nanmax(np.abs(mean) + half)))
                 else:
@@ -389,16 +653,19 @@ def _figure(agg, args, path):
             ax.set_ylim(-1.05 * top, 1.05 * top)
             ax.set_title(f"{SYSTEMS[system]}, {leaves} leaves: {m.upper()}", fontsize=9)
             ax.set_xlabel("iteration")
-            ax.set_ylabel("OLE − SE (points ×100)")
+            ax.set_ylabel(f"{name} − SE (points ×100)")
             if ax.get_legend_handles_labels()[0]:
                 ax.legend(fontsize=7)
     n_folds = len({f for v in agg.values() for f in v["folds"]})
-    fig.suptitle(f"Figure 2 after Xia, Zhai & Wang: OLE − SE on the test set over iterations, {args.data_label}"
-                 + (f"; bands: 95% t interval over {n_folds} folds" if n_folds > 1 else "; one fold, no band"),
-                 fontsize=10)
+    band = f"bands: 95% t interval over {n_folds} folds" if n_folds > 1 else "one fold: no band over folds"
+    drawn = ", ".join(f"{SYSTEMS[s]} {CRITERION_NAMES[(s, compared_ole(s, args.criteria))]} − SE" for s in systems)
+    fig.suptitle(f"Figure 2 after Xia, Zhai & Wang: {drawn} on the test set over iterations, {args.data_label}; "
+                 + band, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+    return (f"{drawn} over iterations, {leaves} leaves, one line per learning rate; " + band
+            + ("" if n_folds > 1 else " (run two folds or more for one)") + ".")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -406,7 +673,7 @@ def _figure(agg, args, path):
 # ---------------------------------------------------------------------------------------------
 def add_arguments(p):
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--data", help="a LETOR-layout folder (Fold1..5 or LETOR 3.0 names)")
+    src.add_argument("--data", help=DATA_HELP)
     src.add_argument("--synthetic", type=int_at_least(5), metavar="N_QUERIES",
                      help="an MSLR-WEB10K-shaped synthetic set of N >= 5 queries (make_mslr_like), split into "
                           "five partitions with the LETOR fold table")
@@ -443,7 +710,7 @@ def add_arguments(p):
     p.add_argument("--seed", type=int, default=0, help="seed of the trainer (and of the synthetic set)")
     p.add_argument("--max-queries", type=positive_int, default=None, help="use the first N training queries of each fold")
     p.add_argument("--quick", action="store_true",
-                   help="a smoke-sized grid: first fold, the first --leaves value, lr 0.1 unless --rates is given, "
+                   help="a smoke-sized grid: one fold (the first), the first --leaves value, lr 0.1 unless --rates is given, "
                         "40 rounds unless --iterations is given, 150 training queries unless --max-queries is given")
     return p
 
@@ -471,7 +738,7 @@ def check_args(p, a, argv):
     if a.synthetic:
         a.data_key = f"synthetic:mslr:{a.synthetic}:{a.seed}"
         a.data_label = f"synthetic MSLR-shaped set, {a.synthetic} queries (seed {a.seed})"
-    else:
+    else:  # a folder is resolved in run (resolve_data): its errors are reported there, before training
         a.data_key = str(Path(a.data).resolve())
         a.data_label = dataset_name(a.data)
     return a
@@ -479,18 +746,16 @@ def check_args(p, a, argv):
 
 def run(args):
     if args.synthetic:
-        names = list(FOLD_TABLE)
+        names = [n for n in FOLD_TABLE if not args.folds or n in args.folds]
     else:
-        from lambda_objectives import load_letor_folds
-
         try:
-            folds = load_letor_folds(args.data, folds=args.folds)
+            ds = resolve_data(args.data, args.folds, args.seed)
         except (ValueError, FileNotFoundError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        names = [f.name for f in folds]
-    if args.synthetic and args.folds:
-        names = [n for n in names if n in args.folds]
+        if ds.note:
+            log(ds.note)
+        args.data_key, args.data_label, names = ds.key, ds.label, ds.folds
     if args.quick:
         names = names[:1]
     out = Path(args.out)
@@ -498,14 +763,16 @@ def run(args):
     grid = build_grid(args, names)
 
     def finished(cfg, res):
-        log(f"done {cfg['fold']} {cfg['system']} leaves={cfg['leaves']} lr={cfg['learning_rate']} {cfg['criterion']}: "
-            f"final NDCG@10 {res['test_final']['ndcg@10']:.4f} ({res['seconds']:.1f} s)")
+        log(f"done {_cell_name(cfg)}: final NDCG@10 {res['test_final']['ndcg@10']:.4f} ({res['seconds']:.1f} s)")
 
     results = run_grid(grid, one_run, store, jobs=args.jobs, scheduler=args.scheduler, force=args.force,
-                       desc="paper grid", meta={"machine": machine_record()}, on_result=finished)
+                       desc="paper grid (cells)", meta={"machine": machine_record()}, on_result=finished)
+    out.mkdir(parents=True, exist_ok=True)
     summary = report(aggregate(results, args.select), args, out)
     print((out / "table.md").read_text())
-    print(f"written to {out}/table.md, table.csv, figure2.png, summary.json")
+    print(summary["verdict"])
+    print(f"written to {out}/table.md, table.csv, summary.json"
+          + (", figure2.png" if (out / "figure2.png").exists() else " (no figure2.png: see table.md)"))
     return 0 if summary else 1
 
 

@@ -338,6 +338,7 @@ def summarise(results, alpha=0.05, rounds=None):
             for m in METRICS:
                 diffs = np.concatenate([pq[f][m] - base[f][m] for f in names if f in base])
                 row[m + " diff"] = float(np.nanmean(diffs))
+                row[m + " diff ci"] = t_interval(diffs)
                 row[m + " sd"] = float(np.nanstd(diffs, ddof=1)) if diffs.size > 1 else float("nan")
                 row[m + " n"] = int(np.isfinite(diffs).sum())
                 row[m + " p"] = sign_flip_pvalue(diffs)
@@ -394,7 +395,9 @@ def verdicts(rows, engines):
 # command
 # ---------------------------------------------------------------------------------------------
 def add_arguments(p):
-    p.add_argument("--data", nargs="*", default=[], help="LETOR-layout folders (Fold1..5 with train/vali/test)")
+    from .paper import DATA_HELP
+
+    p.add_argument("--data", nargs="*", default=[], help="data folders, each " + DATA_HELP.replace("a data folder: ", ""))
     p.add_argument("--synthetic", type=positive_int, default=None, metavar="N_QUERIES",
                    help="also the built-in MSLR-WEB10K-shaped synthetic set of N queries, in five folds")
     p.add_argument("--engines", type=csv_arg(ENGINES), default=None,
@@ -404,7 +407,8 @@ def add_arguments(p):
     p.add_argument("--folds", type=folds_arg, default=None,
                    help="comma list of folds 1..5, e.g. 1,2 (default: every fold present)")
     p.add_argument("--quick", action="store_true",
-                   help="one configuration per engine, at most 200 rounds, two folds, 300 synthetic queries")
+                   help="a smoke-sized run: one configuration per engine, at most 200 rounds, the first two folds "
+                        "of each data set (Fold1, Fold2), 300 synthetic queries")
     p.add_argument("--budget", type=positive_int, default=6,
                    help="configurations searched per (engine, objective): the --quick one and BUDGET-1 drawn from the "
                         "engine's grid, the same for every objective of an engine")
@@ -420,7 +424,7 @@ def add_arguments(p):
 
 def _validate(a):
     """Every error a user can make, before anything trains: folders, folds, engines, objectives."""
-    from lambda_objectives import load_letor_folds
+    from .paper import resolve_data
 
     if not a.data and not a.synthetic:
         raise ValueError("give --data DIR [DIR ...] and/or --synthetic N")
@@ -436,23 +440,14 @@ def _validate(a):
     datasets = []
     wanted = a.folds
     for d in a.data:
-        if Path(d).is_dir() and not any(Path(d).glob("Fold*")):
-            # shipped without folds (yahoo-sample: rank.train/rank.test + .query): pooled, five folds
-            from .paper import FOLD_TABLE, pooled_files
-
-            files = pooled_files(d)
-            names = [f for f in FOLD_TABLE if wanted is None or f in wanted]
-            if wanted and len(names) != len(wanted):
-                raise ValueError(f"--folds {a.folds}: {d} is split into Fold1..Fold5")
-            key = f"pooled:{a.seed}:{Path(d).resolve()}"
-            label = f"{Path(d).name} ({' + '.join(f.name for f in files)} pooled, five folds by query)"
-        else:
-            # names a missing folder, fold or split file (vali.txt too: selection and early stopping need it)
-            names = [f.name for f in load_letor_folds(d, folds=wanted)]
-            key, label = str(Path(d).resolve()), dataset_name(d)
+        # a LETOR layout, a folder without folds (pooled, five folds by query) or OHSUMED's variants
+        ds = resolve_data(d, wanted, a.seed)
+        if ds.note:
+            log(ds.note)
+        label = ds.label
         if any(label == other for _, other, _ in datasets):
             label = str(d)  # two folders of one name: the statistics group by label, so keep them apart
-        datasets.append((key, label, names[:2] if a.quick else names))
+        datasets.append((ds.key, label, ds.folds[:2] if a.quick else ds.folds))
     if a.synthetic:
         n = 300 if a.quick else a.synthetic
         names = ["Fold1", "Fold2"] if a.quick else [f"Fold{i}" for i in range(1, 6)]
@@ -472,7 +467,8 @@ def _header(a, engines, rounds, power, cap, n_primary):
             " (the same for every objective of an engine)")
     lines = [
         f"Test metrics ×100: per test query averaged over {a.seeds} training seed(s), then the mean over folds "
-        f"of the per-query means (95 % t intervals over the pooled test queries: summary.json and quality.png). "
+        f"of the per-query means (95 % t intervals over the pooled test queries: summary.json; quality.png draws each system's paired "
+        f"NDCG@10 difference to its engine's default native with its 95 % interval). "
         f"NDCG: {convention_label(a.convention)}; ERR@10: R = (2^g − 1)/2^max, max = the test file's largest grade; "
         "MAP@10: relevant = label > 0, normalised by all relevant documents (trec_eval map_cut).",
         f"Tuning: {grid}, selected on validation NDCG@10 (LightGBM convention) with early stopping "
@@ -564,29 +560,62 @@ def run(a):
     return 0
 
 
+def plot_points(rows, label, metric=PRIMARY):
+    """What ``quality.png`` draws for the data set ``label``: per (engine, system) other than the
+    engine's default native, the paired test difference to that native (:data:`BASELINE`), ×100,
+    with its 95 % t interval over the pooled test queries and whether the table marks it
+    (``significant``: Holm-adjusted sign-flip test, ``+1`` better / ``-1`` worse / ``0``)."""
+    points = []
+    for r in rows:
+        if r["data"] != label or metric + " diff" not in r:
+            continue
+        lo, hi = r[metric + " diff ci"]
+        sign = int(np.sign(r[metric + " diff"])) if r.get(metric + " significant") else 0
+        points.append({"name": f"{r['engine']}: {r['system']}", "engine": r["engine"],
+                       "diff": 100 * r[metric + " diff"], "lo": 100 * lo, "hi": 100 * hi, "significant": sign})
+    return points
+
+
+def figure_title(engines):
+    """The title of ``quality.png`` (each panel is titled with its data set's name)."""
+    return ("Test NDCG@10 minus the engine's default native (" + "; ".join(f"{e}: {BASELINE[e]}" for e in engines)
+            + "), paired over the pooled test queries ×100; bars: 95 % t interval (unadjusted); "
+            "filled ▲/▼: significantly better/worse after Holm (the table's marks)")
+
+
 def _plot(rows, datasets, path):
-    """Per data set: test NDCG@10 of every (engine, objective) with its 95 % interval."""
+    """Per data set: each (engine, objective)'s paired NDCG@10 difference to its engine's default
+    native (:func:`plot_points`), the comparison the table's ▲/▼ test, not each system's own interval."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(datasets), figsize=(6.5 * len(datasets), 0.35 * len(SYSTEMS) + 1.5),
-                             squeeze=False)
+    panels = [(label, plot_points(rows, label)) for _, label, _ in datasets]
+    height = max([len(p) for _, p in panels] + [1])
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 0.35 * height + 2.4), squeeze=False,
+                             layout="constrained")
     colors = {"lightgbm": "tab:green", "xgboost": "tab:blue", "catboost": "tab:orange"}
-    for ax, (_, label, _) in zip(axes[0], datasets):
-        rs = [r for r in rows if r["data"] == label]
-        for i, r in enumerate(rs):
-            lo, hi = r["ndcg@10 ci"]
-            ax.errorbar(100 * r["ndcg@10"], i, xerr=[[100 * (r["ndcg@10"] - lo)], [100 * (hi - r["ndcg@10"])]],
-                        fmt="o", color=colors[r["engine"]], capsize=3)
-        ax.set_yticks(range(len(rs)))
-        ax.set_yticklabels([f"{r['engine']}: {r['system']}" for r in rs], fontsize=8)
+    for ax, (label, points) in zip(axes[0], panels):
+        for i, pt in enumerate(points):
+            c = colors[pt["engine"]]
+            ax.errorbar(pt["diff"], i, xerr=[[pt["diff"] - pt["lo"]], [pt["hi"] - pt["diff"]]], fmt="none",
+                        ecolor=c, capsize=3)
+            marker = {1: "^", -1: "v", 0: "o"}[pt["significant"]]
+            ax.plot(pt["diff"], i, marker, color=c, mfc=c if pt["significant"] else "white", ms=7)
+        ax.axvline(0, color="grey", lw=0.8)
+        ax.set_yticks(range(len(points)))
+        ax.set_yticklabels([pt["name"] for pt in points], fontsize=8)
         ax.invert_yaxis()
-        ax.set_xlabel("test NDCG@10 ×100 (95 % interval over test queries)")
+        ax.set_xlabel("NDCG@10 ×100, minus the engine's native (0: no difference)")
         ax.set_title(dataset_name(label), fontsize=10)  # the data set's name, not the path given
         ax.grid(axis="x", alpha=0.3)
-    fig.tight_layout()
+        if not points:
+            ax.text(0.5, 0.5, "no paired comparison (only the natives ran)", transform=ax.transAxes, ha="center")
+    import textwrap
+
+    title = figure_title(sorted({r["engine"] for r in rows}, key=ENGINES.index))
+    fig.suptitle(textwrap.fill(title, 100 * len(panels)), fontsize=9)  # one panel is narrower than the title
     fig.savefig(path, dpi=110)
     plt.close(fig)
 

@@ -137,6 +137,12 @@ def test_validate_command_small(letor_folder, tmp_path, capsys):
     assert len(engines) == 7 and all(r["passed"] and 0 < r["n_compared"] <= r["n_documents"] for r in engines)
     said = "".join(capsys.readouterr())
     assert f"compared {engines[0]['n_compared']} of {engines[0]['n_documents']} documents" in said
+    # a header and legend before the rows (what PASS compares, why few documents, CatBoost's "differs")
+    legend = said[:said.index("lambdarank (defaults)")]
+    assert "What each row compares" in legend and "PASS: every document compared agrees within relative 1e-6" in legend
+    assert "LightGBM sizes leaves from Hessians" in legend and "is an expected finding" in legend
+    assert "fold   setting" in legend
+    assert f"all passed: {len(rows)} of {len(rows)} rows PASS, 0 FAIL, 0 errors." in said
     cat = [r for r in rows if r["engine"] == "catboost"]
     if importlib.util.find_spec("catboost") is not None:
         # every CatBoost setting is reproduced; where it departs from the exact lambdas is reported
@@ -146,3 +152,51 @@ def test_validate_command_small(letor_folder, tmp_path, capsys):
         assert any(r["setting"] == "YetiRank ours vs CatBoost (seed means)" for r in cat)
     else:
         assert cat == []
+
+
+def test_validate_closes_with_counts_and_calls_catboosts_departures_findings():
+    from comparisons.validate_cmd import outcome
+
+    rows = [{"engine": "lightgbm", "setting": "a", "passed": True},
+            {"engine": "catboost", "setting": "MAP norm=false", "passed": True, "exact": "differs"},
+            {"engine": "catboost", "setting": "NDCG", "passed": True, "exact": "agrees"},
+            {"engine": "xgboost", "setting": "b", "passed": False},
+            {"engine": "xgboost", "setting": "c", "error": "RuntimeError: x", "passed": False}]
+    said = outcome(rows)
+    assert said.startswith("SOME FAILED: 3 of 5 rows PASS, 1 FAIL, 1 errors.")
+    assert "differs from our exact lambdas in MAP norm=false: expected findings" in said and "NDCG" not in said
+    assert outcome(rows[:3]).startswith("all passed: 3 of 3 rows PASS")
+
+
+def test_commands_read_variant_and_foldless_folders(letor_folder, tmp_path, capsys):
+    import shutil
+
+    # OHSUMED's layout (variants side by side): engines and validate refused it with no hint
+    root = tmp_path / "OHSUMED"
+    shutil.copytree(letor_folder, root / "QueryLevelNorm")
+    (root / "Feature-null").mkdir()
+    out = tmp_path / "eng"
+    assert cli(["engines", "--data", str(root), "--folds", "1", "--rounds", "2", "--leaves", "4", "--min-data", "5",
+                "--systems", "lightgbm-native", "--out", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "using " + str(root / "QueryLevelNorm") in said
+    assert (out / "engines.md").read_text().startswith("ΔNDCG (full list) objective on OHSUMED (QueryLevelNorm) (")
+    # a folder without folds: validate probes its training file, and says --folds does not apply
+    flat = tmp_path / "flat"
+    flat.mkdir()
+    (flat / "rank.train").write_text((letor_folder / "Fold1" / "train.txt").read_text())
+    assert cli(["validate", "--data", str(flat), "--folds", "1", "--out", str(tmp_path / "v")]) == 2
+    assert "has no folds: validate probes its training file(s) rank.train; drop --folds" in capsys.readouterr().err
+
+
+def test_figure_titles_name_the_data_set_not_the_path(letor_folder, tmp_path):
+    import shutil
+
+    from comparisons.engines import figure_title
+    from comparisons.paper import resolve_data
+
+    shutil.copytree(letor_folder, tmp_path / "OHSUMED" / "QueryLevelNorm")
+    label = resolve_data(tmp_path / "OHSUMED").label
+    title = figure_title(label, "ΔNDCG (full list)", 2)
+    assert title.startswith("OHSUMED (QueryLevelNorm): ΔNDCG (full list) objective") and str(tmp_path) not in title
+    assert "bars: SD over folds" in title and "one fold, no bars" in figure_title(label, "x", 1)

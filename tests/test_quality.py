@@ -236,3 +236,49 @@ def test_attribution_systems_train_with_their_own_settings(letor_folder, monkeyp
     assert seen[0]["lambda_l2"] == 0.0 and seen[0]["objective"] == "lambdarank"
     assert "max_depth" not in seen[1] and seen[1]["objective"].preset == "catboost"
     assert set(quality.ATTRIBUTION) <= set(quality.OBJECTIVE_NAMES)
+
+
+def test_the_plot_draws_the_paired_difference_to_the_native_that_the_table_tests():
+    # quality.png drew each system's own interval (all overlapping) beside a table marking ▼ from a
+    # paired test; it now draws the paired difference to the engine's native with its interval
+    rng = np.random.default_rng(0)
+    base = rng.uniform(0.3, 0.7, 40)
+    worse = base - 0.05 + 0.01 * rng.standard_normal(40)
+    results = [(_cfg("native lambdarank", "Fold1", 0), _result(base)), (_cfg("ours ndcg", "Fold1", 0), _result(worse)),
+               (_cfg("native rank:ndcg", "Fold1", 0, "xgboost"), _result(base)),
+               (_cfg("ours ndcg", "Fold1", 0, "xgboost"), _result(base + 0.001 * rng.standard_normal(40)))]
+    rows, _, _ = quality.summarise(results)
+    points = quality.plot_points(rows, "d")
+    assert [p["name"] for p in points] == ["lightgbm: ours ndcg", "xgboost: ours ndcg"]  # natives are the zero line
+    lo, hi = quality.t_interval(worse - base)
+    assert points[0]["diff"] == pytest.approx(100 * np.mean(worse - base))
+    assert (points[0]["lo"], points[0]["hi"]) == pytest.approx((100 * lo, 100 * hi))
+    assert points[0]["significant"] == -1 and points[1]["significant"] == 0  # the table's ▼ and no mark
+    assert "minus the engine's default native (lightgbm: native lambdarank; xgboost: native rank:ndcg)" in \
+        quality.figure_title(["lightgbm", "xgboost"])
+
+
+def test_variant_folders_are_read_as_their_complete_layout_and_named(letor_folder, tmp_path):
+    import argparse
+    import shutil
+
+    from comparisons._cli import dataset_name
+
+    root = tmp_path / "OHSUMED"
+    shutil.copytree(letor_folder, root / "QueryLevelNorm")
+    (root / "Feature-null" / "Fold1").mkdir(parents=True)
+    a = argparse.Namespace(data=[str(root)], synthetic=None, engines=["lightgbm"], objectives=None, folds=None,
+                           quick=True, seed=0)
+    _, _, datasets = quality._validate(a)
+    assert datasets == [(str((root / "QueryLevelNorm").resolve()), "OHSUMED (QueryLevelNorm)", ["Fold1", "Fold2"])]
+    assert dataset_name(datasets[0][1]) == "OHSUMED (QueryLevelNorm)"  # the panel title of quality.png
+
+
+def test_quick_help_says_two_folds(capsys):
+    import re
+
+    from comparisons.__main__ import main
+
+    assert main(["quality", "--help"]) == 0
+    said = re.sub(r"\s+", " ", capsys.readouterr().out)
+    assert "the first two folds of each data set (Fold1, Fold2)" in said
