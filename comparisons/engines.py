@@ -112,6 +112,12 @@ def run(a):
 
     from .paper import resolve_data
 
+    from lambda_objectives._registry import objective_options
+
+    if a.k is not None and "k" not in objective_options(a.metric):
+        # refused here, not in every training child: the objective would raise there for each cell
+        print(f"error: --k: the {a.metric} objective takes no cut-off (it has no k); drop --k", file=sys.stderr)
+        return 2
     try:
         ds = resolve_data(a.data, a.folds, a.seed)
     except (ValueError, FileNotFoundError) as exc:

@@ -129,6 +129,13 @@ def test_engines_command_small(letor_folder, tmp_path, capsys):
     assert len((out / "engines.csv").read_text().splitlines()) == 3 + cat
 
 
+def test_engines_refuses_k_for_an_objective_without_a_cutoff(tmp_path, capsys):
+    # before: every training child raised the objective's "unknown options" error, one traceback a cell
+    assert cli(["engines", "--data", str(tmp_path), "--metric", "xendcg", "--k", "5", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("error:") == 1 and "--k" in err and "xendcg" in err
+
+
 def test_validate_command_small(letor_folder, tmp_path, capsys):
     assert cli(["validate", "--data", str(letor_folder), "--folds", "1", "--queries", "3",
                 "--out", str(tmp_path)]) == 0
