@@ -131,14 +131,16 @@ def check_query_inputs(scores, labels, group_ptr, query_weights=None):
     return s, y, ptr, (np.ones(nq, dtype=FLOAT) if w is None else w)
 
 
-def check_sample_weight(weight, n, group_ptr=None, per="row", name="sample_weight"):
-    """Return engine sample weights as contiguous 1-D float64, checked.
+def check_sample_weight(weight, n, group_ptr=None, per="row", name="sample_weight", *, limit=np.inf, fix=""):
+    """Return engine sample weights as contiguous 1-D float64, checked: the one weight check of the package.
 
     ``per="row"``: one weight per document (``n`` rows; LightGBM); ``per="query"``: one per
-    query (``n`` queries; XGBoost ranking). Weights must be finite and non-negative and not all
-    zero: LightGBM trains a NaN weight as 0, and an inf or all-zero weight gives an all-zero
-    model, silently (a negative one, a HessianWarning at most). ``group_ptr`` (optional, with ``per="row"``) lets an error name the query
-    of the offending row. Raises ``ValueError`` naming ``name``, the row or query, and the value.
+    query (``n`` queries; XGBoost ranking). Weights must be finite, non-negative, below ``limit``
+    (where an engine stores inf: LightGBM's float32 1e38) and not all zero: LightGBM trains a NaN
+    weight as 0, and an inf or all-zero weight gives an all-zero model, silently (a negative one, a
+    HessianWarning at most). ``group_ptr`` (optional, with ``per="row"``) lets an error name the
+    query of the offending row. Raises ``ValueError`` naming ``name``, the row or query, and the
+    value, ending with ``fix``.
     """
     if per not in ("row", "query"):
         raise ValueError(f"per must be 'row' or 'query', got {per!r}")
@@ -146,23 +148,27 @@ def check_sample_weight(weight, n, group_ptr=None, per="row", name="sample_weigh
     if arr.ndim != 1:
         arr = np.squeeze(arr) if arr.ndim > 1 else arr
         if arr.ndim != 1:
-            raise ValueError(f"{name} must be 1-D (one weight per {per}), got shape {np.shape(weight)}")
+            raise ValueError(f"{name} must be 1-D (one weight per {per}), got shape {np.shape(weight)}{fix}")
     if arr.dtype.kind not in "fiub":
-        raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
+        raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}{fix}")
     if arr.shape[0] != n:
         what = "documents (rows)" if per == "row" else "queries (XGBoost ranking weights are per query)"
-        raise ValueError(f"{name} has {arr.shape[0]} values, expected one per {per}: {n} {what}")
+        raise ValueError(f"{name} has {arr.shape[0]} values, expected one per {per}: {n} {what}{fix}")
     arr = np.ascontiguousarray(arr, dtype=FLOAT)
-    bad = ~np.isfinite(arr) | (arr < 0)
+    bad = ~np.isfinite(arr) | (arr < 0) | (arr >= limit)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         where = f"{per} {i}"
         if per == "row" and group_ptr is not None:
             where += f" (query {int(np.searchsorted(np.asarray(group_ptr), i, side='right')) - 1})"
+        if np.isfinite(arr[i]) and arr[i] >= limit:
+            raise ValueError(f"{name} of {where} is {arr[i]:g}, where the engine stores inf (and anything beyond "
+                             f"{limit:g}){fix}")
         raise ValueError(f"{name} must be finite and non-negative, {where} has {float(arr[i])!r} "
-                         f"({int(bad.sum())} bad values in all)")
+                         f"({int(bad.sum())} bad values in all){fix}")
     if n and not arr.any():
-        raise ValueError(f"{name} is all zero: nothing would be learned (the engine would return an all-zero model)")
+        raise ValueError(f"{name} is all zero: nothing would be learned (the engine would return an all-zero "
+                         f"model){fix}")
     return arr
 
 
@@ -183,26 +189,11 @@ def check_finite(values, name, limit=np.inf, fix="", minus_inf=False):
 
 
 def check_weights(weights, n, name="weight", per="row", limit=np.inf, fix=""):
-    """Return engine weights as float64, one per ``per`` (``"row"`` or ``"query"``); ``None`` or empty -> ``None``.
-
-    Weights must be finite, non-negative, below ``limit`` (where an engine stores inf: LightGBM's
-    float32 1e38) and not all zero (nothing would be trained). Errors name the first offending row or
-    query and end with ``fix``.
-    """
+    """Engine weights as :func:`check_sample_weight` checks them, with ``None`` or an empty array (an engine
+    data set without weights) returned as ``None``."""
     if weights is None or np.size(weights) == 0:
         return None
-    arr = np.asarray(weights)
-    if arr.ndim != 1 or arr.shape[0] != n:
-        raise ValueError(f"{name} has shape {arr.shape}, expected one value per {per} ({n}){fix}")
-    arr = _finite_1d(arr, name, None, "contains", unit=per, fix=fix)
-    bad = (arr < 0) | (arr >= limit)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        why = "negative" if arr[i] < 0 else f"{arr[i]:g}, where the engine stores inf (and anything beyond {limit:g})"
-        raise ValueError(f"{name} of {per} {i} is {why}{fix}")
-    if not np.any(arr > 0):
-        raise ValueError(f"{name} is 0 for every {per}: no gradient would be left to train on{fix}")
-    return arr
+    return check_sample_weight(weights, n, per=per, name=name, limit=limit, fix=fix)
 
 
 def check_training_data(labels, group_ptr, weights=None, *, weights_per="row", limit=np.inf, engine=""):

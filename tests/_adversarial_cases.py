@@ -19,7 +19,7 @@ FAMILIES = {
     # (labels, group_ptr, margins, weights) that train LightGBM / XGBoost once
     "probe": ["probe_lightgbm", "probe_xgboost"],
     "check": ["check_group_ptr", "check_k", "check_labels", "check_n_threads", "check_query_weights",
-              "check_sample_weight", "check_scores"],
+              "check_sample_weight", "check_scores", "check_training_data"],
     "groups": ["frame_group_ptr", "ptr_to_qid", "ptr_to_sizes", "qid_to_ptr", "resolve_group_ptr",
                "sizes_to_ptr", "split_qid_column"],
     "data": ["RankingData", "LetorData", "Fold", "make_mslr_like", "make_ranking", "train_test_split_queries",

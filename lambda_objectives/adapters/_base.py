@@ -70,6 +70,19 @@ class LambdaObjective:
         self.kernel_options = dict(kernel_options)
         self._slots = {}
         self.n_calls = 0
+        self._dry_run()
+
+    def _dry_run(self):
+        """Run the back end once on one all-zero-label query, so that a bad option *value* (``gain="bogus"``,
+        a malformed ``label_gain``...) fails here, through the same code that reads it, and not at the
+        engine's first round (option names are checked above). All-zero labels pass every label rule."""
+        try:
+            self.gradients(np.zeros(2), np.zeros(2), np.array([0, 2]))
+        except ValueError as exc:
+            raise ValueError(f"{type(self).__name__}({self.metric!r}): {exc}") from None
+        finally:
+            self.n_calls = 0
+            self._slots = {}
 
     # -- data-set cache -------------------------------------------------------------------------
     # One slot per calling thread: Dask's in-process workers (and LightGBM's sklearn wrapper on
