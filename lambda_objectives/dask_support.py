@@ -120,11 +120,14 @@ def xgboost_dask_train(client, params, X, y, qid, objective, num_boost_round=100
     return xgb.dask.train(client, p, dtrain, num_boost_round=num_boost_round, obj=objective, **kwargs)
 
 
-
 # --- queries made whole -------------------------------------------------------------------------
 
 def _check_frame(ddf, qid, fn):
-    """Validate ``ddf`` (a dask DataFrame holding an integer column ``qid``) before any compute."""
+    """Validate ``ddf``: a dask DataFrame holding an integer column ``qid`` without missing ids.
+
+    Reads only the metadata, except for float or nullable-integer qids: those are scanned for
+    missing values (a compute) so that the error can say how many and where.
+    """
     dd = require("dask.dataframe")
     if not isinstance(ddf, dd.DataFrame):
         hint = ""
@@ -294,8 +297,8 @@ def _check_whole(run_ids):
     dup = np.flatnonzero(ids[order][1:] == ids[order][:-1])
     if dup.size:
         a, b = order[dup[0]], order[dup[0] + 1]
-        raise ValueError(f"qid {_py(ids[a])!r} lies in partitions {int(owner[a])} and {int(owner[b])}; every query must "
-                         "lie whole in one partition (use repartition_by_query(ddf, qid))")
+        raise ValueError(f"qid {_py(ids[a])!r} lies in partitions {int(owner[a])} and {int(owner[b])}; "
+                         "every query must lie whole in one partition (use repartition_by_query(ddf, qid))")
 
 
 def partition_group_sizes(ddf, qid="qid"):

@@ -199,6 +199,24 @@ def test_repartition_by_query_makes_every_query_whole(client, npartitions, expec
     pd.testing.assert_frame_equal(ddf.compute(), before)  # the input is untouched
 
 
+def test_partition_starts_fill_every_partition():
+    """The qid ranges: n non-empty partitions in qid order, balanced, whatever the query sizes."""
+    from lambda_objectives.dask_support import _part_starts
+
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        n_q = int(rng.integers(1, 40))
+        counts = rng.integers(1, 50, n_q) ** int(rng.integers(1, 3))  # sometimes a few huge queries
+        ids = np.sort(rng.choice(1000, n_q, replace=False))
+        n = int(rng.integers(1, n_q + 1))
+        starts = _part_starts(ids, counts, n)
+        assert starts.shape[0] == n and starts[0] == ids[0] and np.all(np.diff(starts) > 0)
+        part = np.searchsorted(starts, ids, side="right") - 1
+        rows = np.bincount(part, weights=counts, minlength=n)
+        assert rows.min() > 0
+        assert rows.max() <= counts.sum() / n + counts.max()  # at most a share plus a query
+
+
 def test_repartition_by_query_validates():
     import pandas as pd
 
@@ -293,13 +311,13 @@ def test_lightgbm_on_a_shuffled_frame_matches_single_machine(client):
     scores. Distributed LightGBM is not bit-identical to one machine (its trees depend on which
     worker gets rank 0), so the quality is compared.
     """
+    import pandas as pd
+
     import lambda_objectives as lo
 
     d = lo.make_ranking(172, docs_per_query=(5, 30), n_features=8, seed=0)
     tr, te = lo.train_test_split_queries(d, test_size=0.3, seed=0)
     cols = [f"f{i}" for i in range(8)]
-    import pandas as pd
-
     df = pd.DataFrame(tr.X, columns=cols).assign(label=tr.y, qid=tr.qid)
     ddf = client.persist(lo.repartition_by_query(_shuffled(df, 4), "qid"))
     group = lo.partition_group_sizes(ddf, "qid")
