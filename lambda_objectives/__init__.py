@@ -144,3 +144,16 @@ from .linear import (  # noqa: E402
 __all__ += ["HeatmapTree", "decision_paths", "heatmap_counts", "render_html", "render_png",
             "best_linear_combination", "LinearLambdaRank", "MLPLambdaRank", "directions_needed",
             "local_optimality_test"]
+
+# --- dask (no dask import here: dask_support imports it on use) ---
+from .dask_support import (  # noqa: E402
+    check_query_partitions,
+    dask_lightgbm_ranker,
+    dask_metric,
+    partition_group_sizes,
+    repartition_by_query,
+    xgboost_dask_train,
+)
+
+__all__ += ["check_query_partitions", "dask_lightgbm_ranker", "dask_metric", "partition_group_sizes",
+            "repartition_by_query", "xgboost_dask_train"]
