@@ -75,7 +75,8 @@ def check_query_partitions(X, group=None, qid=None):
         if bad.size:
             raise ValueError(f"partition {p}: qid decreases at row {int(bad[0]) + 1} of the partition")
         if seen_last is not None and q[0] <= seen_last:
-            raise ValueError(f"qid {q[0]!r} continues from partition {p - 1} into partition {p} "
+            first = q[0].item() if hasattr(q[0], "item") else q[0]  # 2, not np.int64(2)
+            raise ValueError(f"qid {first!r} continues from partition {p - 1} into partition {p} "
                              "(or qids are not sorted across partitions); keep each query in one partition")
         seen_last = q[-1]
     return len(rows)

@@ -31,6 +31,9 @@ FAMILIES = {
     "utility": ["numba_threads", "openmp_sharing", "parse_metric", "convention_label", "directions_needed",
                 "local_optimality_test", "heatmap_counts", "decision_paths", "render_html", "render_png",
                 "compare_gradients", "BinMapper", "TreeGrower"],
+    # Dask frames and arrays (run on the local scheduler: the checks happen before any training)
+    "dask": ["check_query_partitions", "dask_lightgbm_ranker", "dask_metric", "partition_group_sizes",
+             "repartition_by_query", "xgboost_dask_train"],
     # constants, modules, exception classes and result records: nothing a user passes in
     "record": ["CONVENTIONS", "METRICS", "LAMBDA_METRICS", "OBJECTIVES", "YETIRANK_DEFAULTS", "datasets",
                "HessianWarning", "LambdaPairs", "HeatmapTree", "CRITERIA", "FORMAT_VERSION", "GROWTH",

@@ -791,3 +791,60 @@ def test_cli_module_entry_point():
                          text=True, timeout=120)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert "--rounds" in out.stderr.splitlines()[-1]
+
+
+# --------------------------------------------------------------------------------------------------
+# Dask (local scheduler; every case must be refused before a cluster or an engine is involved)
+# --------------------------------------------------------------------------------------------------
+
+def _ddf(qid=(1, 1, 2, 2, 3, 3), nparts=2, label=(1.0, 0.0, 2.0, 0.0, 1.0, 0.0)):
+    import pandas as pd
+
+    dd = pytest.importorskip("dask.dataframe")
+    frame = pd.DataFrame({"qid": list(qid), "f": np.arange(len(qid), dtype=float), "label": list(label)})
+    return dd.from_pandas(frame, npartitions=nparts, sort=False)
+
+
+def _darr(values, chunks):
+    da = pytest.importorskip("dask.array")
+    return da.from_array(np.asarray(values), chunks=chunks)
+
+
+DASK_CASES = {
+    "check_query_partitions": [
+        (lambda: lo.check_query_partitions(_darr(np.ones((6, 2)), (3, 2)), qid=_darr([1, 1, 2, 2, 2, 3], 3)),
+         r"qid 2 continues"),
+        (lambda: lo.check_query_partitions(_darr(np.ones((6, 2)), (3, 2)), group=_darr([2, 2, 2], 2)),
+         r"group sizes sum"),
+        (lambda: lo.check_query_partitions(_darr(np.ones((6, 2)), (3, 2))), r"exactly one of group")],
+    "dask_lightgbm_ranker": [
+        (lambda: lo.dask_lightgbm_ranker(lo.LightGBMObjective(), X=_darr(np.ones((6, 2)), (3, 2)),
+                                         group=_darr([2, 2, 2], 2)), r"group sizes sum")],
+    "dask_metric": [
+        (lambda: lo.dask_metric(_ddf(qid=(1, 1, 1, 2, 2, 2), nparts=3), "f", "ndcg@10"), r"qid|partition"),
+        (lambda: lo.dask_metric(_ddf(), "f", "bogus@10"), r"metric|bogus"),
+        (lambda: lo.dask_metric(_ddf(label=(np.nan, 0.0, 2.0, 0.0, 1.0, 0.0)), "f", "ndcg@10"), r"label")],
+    "partition_group_sizes": [
+        (lambda: lo.partition_group_sizes(_ddf(qid=(1, 1, 1, 2, 2, 2), nparts=3)), r"qid|partition"),
+        (lambda: lo.partition_group_sizes(_ddf(), qid="nope"), r"nope")],
+    "repartition_by_query": [
+        (lambda: lo.repartition_by_query(_ddf().compute()), r"Dask DataFrame|dask"),
+        (lambda: lo.repartition_by_query(_ddf(qid=(1.0, 1.0, np.nan, 2.0, 3.0, 3.0))), r"qid"),
+        (lambda: lo.repartition_by_query(_ddf(qid=("a", "a", "b", "b", "c", "c"))), r"qid"),
+        (lambda: lo.repartition_by_query(_ddf(), qid="nope"), r"nope"),
+        (lambda: lo.repartition_by_query(_ddf(), npartitions=0), r"npartitions")],
+    "xgboost_dask_train": [
+        (lambda: lo.xgboost_dask_train(None, {}, _darr(np.ones((6, 2)), (3, 2)), _darr(np.ones(6), 3),
+                                       _darr([1, 1, 2, 2, 2, 3], 3), lo.XGBoostObjective()), r"qid 2 continues")],
+}
+
+
+def test_dask_table_is_complete():
+    _family_calls("dask", DASK_CASES)
+
+
+@pytest.mark.parametrize("name,i", [(n, i) for n, cases in DASK_CASES.items() for i in range(len(cases))])
+def test_dask_bad_input(name, i):
+    pytest.importorskip("dask")
+    fn, pattern = DASK_CASES[name][i]
+    expect_error(fn, pattern)
