@@ -527,10 +527,16 @@ def report(agg, args, out):
     if args.paper_table:
         md += _beside(agg, args)
     md += ["## Summary", "", *_summary_lines(summary, counts), ""]
-    drawn = _figure(agg, args, out / "figure2.png")
+    try:
+        drawn, fig_error = _figure(agg, args, out / "figure2.png"), None
+    except OSError as exc:  # a read-only --out: the table is still printed below, then the error is raised
+        drawn, fig_error = f"not written ({exc.strerror or exc})", exc
     md += [f"Figure 2 (`figure2.png`): {drawn}", "",
            "Everything above, with the paper's own counts and figures, is in `summary.json`.", ""]
     summary["figure2"] = drawn
+    print("\n".join(md))  # before any file is written: a read-only --out still shows the table
+    if fig_error is not None:
+        raise fig_error
     (out / "table.md").write_text("\n".join(md))
     (out / "table.csv").write_text("\n".join(csv) + "\n")
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
@@ -549,8 +555,10 @@ def _summary_lines(summary, counts):
         lines.append(f"* LambdaMART OLE − OLE-diag on NDCG@10: {summary['lambdamart_ole_minus_ole_diag_ndcg10_points_mean']:+.2f} "
                      "point on average over the configurations.")
     if summary["final_train_loss_ole_lower_by_pct_mean"] is not None:
-        lines.append(f"* Training loss at the final iteration: {summary['final_train_loss_ole_lower_by_pct_mean']:.1f} % "
-                     "lower with the OLE on average (the paper: 0.32–1 %).")
+        pct = summary["final_train_loss_ole_lower_by_pct_mean"]
+        # "-4.5 % lower" reads as a double negative: say which way it went
+        lines.append(f"* Training loss at the final iteration: {abs(pct):.1f} % {'lower' if pct >= 0 else 'HIGHER'} "
+                     "with the OLE on average (the paper: 0.32–1 % lower).")
     for s, t in summary["ole_wall_time_overhead"].items():
         how = (f"{t['per_round_pct_mean']:+.0f} % (SE cells: {t['se_tree_seconds_mean']:.0f} s of trees on average)"
                if t["reliable"] else
@@ -768,8 +776,7 @@ def run(args):
     results = run_grid(grid, one_run, store, jobs=args.jobs, scheduler=args.scheduler, force=args.force,
                        desc="paper grid (cells)", meta={"machine": machine_record()}, on_result=finished)
     out.mkdir(parents=True, exist_ok=True)
-    summary = report(aggregate(results, args.select), args, out)
-    print((out / "table.md").read_text())
+    summary = report(aggregate(results, args.select), args, out)  # prints the table
     print(summary["verdict"])
     print(f"written to {out}/table.md, table.csv, summary.json"
           + (", figure2.png" if (out / "figure2.png").exists() else " (no figure2.png: see table.md)"))

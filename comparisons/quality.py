@@ -540,6 +540,7 @@ def run(a):
     md.append(f"Wall time of this run: {wall / 60:.1f} min for {len(tasks)} tasks, --jobs {a.jobs} (tasks reused from "
               f"the run store take no time); training time summed over tasks: "
               f"{sum(r['seconds'] for r in rows) / 60:.1f} min.")
+    print("\n".join(md))  # before any file is written: a read-only --out still shows the table
     out.mkdir(parents=True, exist_ok=True)
     (out / "quality.md").write_text("\n".join(md) + "\n")
     with open(out / "quality.csv", "w", newline="") as fh:
@@ -555,7 +556,6 @@ def run(a):
                                                   "wall_seconds": wall, "machine": machine_record()},
                                                  indent=2, default=float))
     _plot(rows, datasets, out / "quality.png")
-    print("\n".join(md))
     print(f"written to {out}/quality.md, quality.csv, summary.json, quality.png")
     return 0
 

@@ -115,6 +115,16 @@ class Fold:
     test: LetorData = None
     paths: dict = field(default_factory=dict)
 
+    def __post_init__(self):
+        # a fold without training data (or with a stray object in a split) would fail far from here
+        for split in ("train", "vali", "test"):
+            part = getattr(self, split)
+            if part is None and split != "train":
+                continue
+            if not isinstance(part, RankingData):
+                raise ValueError(f"Fold {self.name!r}: {split} must be a RankingData (LetorData), got "
+                                 f"{type(part).__name__}" + ("; every fold has training data" if part is None else ""))
+
 
 def _read_bytes(path):
     path = Path(path)

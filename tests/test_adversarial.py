@@ -388,8 +388,8 @@ DATA_CASES = [
      r"group_ptr", None),
     ("LetorData", "qid_length", lambda t: lo.LetorData(X4, Y4, np.array([1, 1, 2]), np.array([0, 2, 4])),
      r"qid", None),
-    ("Fold", "no_train", lambda t: lo.Fold("Fold1", None), r"train",
-     found("Fold accepts train=None (a fold without training data fails later, far from the cause)")),
+    ("Fold", "no_train", lambda t: lo.Fold("Fold1", None), r"train", None),
+    ("Fold", "stray_test", lambda t: lo.Fold("Fold1", lo.make_ranking(3, seed=0), test=np.zeros(3)), r"test", None),
 ]
 
 

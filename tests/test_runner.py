@@ -180,3 +180,23 @@ def test_a_read_only_or_misnamed_output_folder_is_one_line_and_a_stored_table_is
     res = subprocess.run(cmd + ["--out", str(tmp_path / "table.md")], capture_output=True, text=True)
     assert res.returncode == 1 and "Traceback" not in res.stderr
     assert f"{tmp_path / 'table.md'} is a file, not a folder" in res.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("command,extra,table_line", [
+    ("paper", ["--quick", "--iterations", "3", "--systems", "lambdamart", "--criteria", "se,ole"], "| LambdaMART | 10 |"),
+    ("quality", ["--quick", "--seeds", "1", "--engines", "lightgbm", "--objectives", "native lambdarank,ours ndcg@10"],
+     "| lightgbm | ours ndcg@10 |"),
+])
+def test_paper_and_quality_print_their_stored_table_before_a_read_only_output_fails(letor_folder, tmp_path, command,
+                                                                                   extra, table_line):
+    import subprocess
+    import sys
+
+    out = tmp_path / "o"
+    cmd = [sys.executable, "-m", "comparisons", command, "--data", str(letor_folder), *extra, "--out", str(out)]
+    first = subprocess.run(cmd, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr[-2000:]
+    res = _read_only(out, cmd)  # every cell stored; only the output files cannot be written
+    assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr[-2000:]
+    assert table_line in res.stdout  # before: written first, so a read-only --out printed no table
+    assert res.stderr.strip().splitlines()[-1].startswith("error: cannot write")
