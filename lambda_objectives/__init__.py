@@ -119,14 +119,15 @@ from .catboost_gradients import (  # noqa: E402
     catboost_lambdamart_gradients,
     catboost_loss_function,
     catboost_pairlogit_row,
+    catboost_querysoftmax_row,
     catboost_validation_rows,
     catboost_yetirank_expected_gradients,
     catboost_yetirank_row,
 )
 
 __all__ += ["catboost_comparison_rows", "catboost_lambdamart_gradients", "catboost_loss_function",
-            "catboost_pairlogit_row", "catboost_validation_rows", "catboost_yetirank_expected_gradients",
-            "catboost_yetirank_row"]
+            "catboost_pairlogit_row", "catboost_querysoftmax_row", "catboost_validation_rows",
+            "catboost_yetirank_expected_gradients", "catboost_yetirank_row"]
 
 # --- beyond ---
 from .combine import best_linear_combination  # noqa: E402
