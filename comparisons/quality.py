@@ -77,6 +77,14 @@ SYSTEMS = {
                                                                          "random_strength": 0.0}),
     ("catboost", "native LambdaMart NDCG (MVS sampling)"): ("native", {"loss_function": "LambdaMart:metric=NDCG"}),
 }
+# issue #33: the listwise softmax cross-entropy (ours, and CatBoost's own QuerySoftMax) and ListMLE
+SYSTEMS.update({
+    ("lightgbm", "ours softmax"): ("ours", "softmax", {}),
+    ("lightgbm", "ours listmle"): ("ours", "listmle", {}),
+    ("xgboost", "ours softmax"): ("ours", "softmax", {}),
+    ("xgboost", "ours listmle"): ("ours", "listmle", {}),
+    ("catboost", "native QuerySoftMax"): ("native", {"loss_function": "QuerySoftMax"}),
+})
 #: training settings that replace the searched configuration's (CatBoost-like training for LightGBM:
 #: depth-6 trees, row sampling 0.8 by query, feature sampling 0.8, no L2; CatBoost's default MVS sampling)
 TRAINING = {
@@ -141,6 +149,7 @@ def search_configs(engine, budget, quick=False):
 DEFAULT_SYSTEMS = ("native lambdarank", "native rank_xendcg", "ours ndcg", "ours ndcg@10", "ours ndcg@10 (lambdarank norm)",
                    "ours ndcg_loss2@10", "ours ndcg_loss2pp@10", "ours xendcg", "ours yetirank", "native rank:ndcg", "native rank:pairwise",
                    "native LambdaMart NDCG", "native YetiRank")
+DEFAULT_SYSTEMS += ("ours softmax", "ours listmle", "native QuerySoftMax")  # issue #33
 
 
 # ---------------------------------------------------------------------------------------------

@@ -80,6 +80,9 @@ from .yetirank import YETIRANK_DEFAULTS, yetirank_catboost_row, yetirank_gradien
 
 __all__ += ["LAMBDA_METRICS", "OBJECTIVES", "LambdaPairs", "lambda_gradients", "xendcg_gradients",
             "YETIRANK_DEFAULTS", "yetirank_catboost_row", "yetirank_gradients"]
+from .listwise import LISTMLE_TIES, SOFTMAX_DEFAULTS, listmle_gradients, softmax_gradients  # noqa: E402
+
+__all__ += ["LISTMLE_TIES", "SOFTMAX_DEFAULTS", "listmle_gradients", "softmax_gradients"]
 # --- adapters ---
 from .adapters import (  # noqa: E402
     HessianWarning,
@@ -116,14 +119,15 @@ from .catboost_gradients import (  # noqa: E402
     catboost_lambdamart_gradients,
     catboost_loss_function,
     catboost_pairlogit_row,
+    catboost_querysoftmax_row,
     catboost_validation_rows,
     catboost_yetirank_expected_gradients,
     catboost_yetirank_row,
 )
 
 __all__ += ["catboost_comparison_rows", "catboost_lambdamart_gradients", "catboost_loss_function",
-            "catboost_pairlogit_row", "catboost_validation_rows", "catboost_yetirank_expected_gradients",
-            "catboost_yetirank_row"]
+            "catboost_pairlogit_row", "catboost_querysoftmax_row", "catboost_validation_rows",
+            "catboost_yetirank_expected_gradients", "catboost_yetirank_row"]
 
 # --- beyond ---
 from .combine import best_linear_combination  # noqa: E402

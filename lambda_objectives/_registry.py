@@ -22,6 +22,7 @@ NDCG_LOSS2, NDCG_LOSS2PP, LABEL_DIFF, GAIN_DIFF = 6, 7, 8, 9
 XENDCG = 10
 YETIRANK = 11
 NDCG_LOSS2_TOP, NDCG_LOSS2PP_TOP = 12, 13
+SOFTMAX, LISTMLE = 20, 21  # listwise (own kernels in _kernels/listwise.py)
 
 #: the LambdaLoss codes whose pair loop forms every pair (the published LambdaLoss@K), not only
 #: pairs with a document in the top k
@@ -149,6 +150,11 @@ _ROWS = (
     Entry("yetirank", YETIRANK, False, False, False, _no_inputs, presets={"catboost": "YetiRank"},
           objective_options=_YETIRANK_OPTIONS, preset_options={"catboost": _YETIRANK_OPTIONS},
           summary="YetiRank (Gulin et al. 2011; CatBoost's YetiRank): neighbour pairs of noisy rankings", sampled=True),
+    Entry("softmax", SOFTMAX, False, False, False, _no_inputs, presets={"catboost": "QuerySoftMax"},
+          objective_options=("beta", "lambda_"), preset_options={"catboost": ("beta", "lambda_")},
+          summary="softmax cross-entropy per query (CatBoost's QuerySoftMax; Qin et al. 2021)", listwise=True),
+    Entry("listmle", LISTMLE, False, False, False, _no_inputs, objective_options=("ties",),
+          summary="ListMLE (Xia et al. 2008): Plackett-Luce likelihood of the label order", listwise=True),
 )
 
 #: name (and alias) -> row
@@ -231,7 +237,10 @@ OPTION_NOTES = {
     (None, "objective_seed"): "objective_seed is preset='lightgbm''s (LightGBM's rank_xendcg); the exact "
                               "XE-NDCG takes seed",
     ("lightgbm", "seed"): "preset='lightgbm' draws as LightGBM's rank_xendcg does: pass objective_seed",
-    ("listwise",): "XE-NDCG is listwise: no cut-off, no sigma and none of the pair options",
+    ("listwise",): "this objective is listwise: no cut-off, no sigma and none of the pair options",
+    (None, "beta"): "beta is the softmax objective's (CatBoost's QuerySoftMax)",
+    (None, "lambda_"): "lambda_ is the softmax objective's (CatBoost's QuerySoftMax lambda)",
+    (None, "ties"): "ties is ListMLE's",
     ("sampled",): "YetiRank samples its pairs: no cutoff and no sigma (CatBoost's PairLogit has none)",
 }
 

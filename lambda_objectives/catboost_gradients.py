@@ -19,7 +19,7 @@ from .checks import check_labels, check_scores
 from .groups import check_group_ptr
 
 __all__ = ["catboost_comparison_rows", "catboost_lambdamart_gradients", "catboost_loss_function",
-           "catboost_pairlogit_row", "catboost_validation_rows", "catboost_yetirank_expected_gradients",
+           "catboost_pairlogit_row", "catboost_querysoftmax_row", "catboost_validation_rows", "catboost_yetirank_expected_gradients",
            "catboost_yetirank_row"]
 
 _METRICS = {"ndcg": _cb.NDCG, "dcg": _cb.NDCG, "mrr": _cb.MRR, "err": _cb.ERR, "map": _cb.MAP}
@@ -210,7 +210,8 @@ def catboost_validation_rows(data_dir, n_queries=10, seed=0, rtol=1e-6, yetirank
 
     ``data_dir`` is a fold folder holding ``train.txt`` (e.g. ``../shared/data/MQ2008/Fold1``) or the
     file itself; scores are drawn ``N(0, 1)`` with ``seed``. Returns the rows of
-    :func:`catboost_comparison_rows`, then :func:`catboost_pairlogit_row` on the same queries and
+    :func:`catboost_comparison_rows`, then :func:`catboost_pairlogit_row` and
+    :func:`catboost_querysoftmax_row` (CatBoost's defaults) on the same queries and
     :func:`catboost_yetirank_row` (defaults, Monte-Carlo seed ``seed``) on the first
     ``yetirank_queries`` of them (40 CatBoost fits per query).
     """
@@ -225,6 +226,7 @@ def catboost_validation_rows(data_dir, n_queries=10, seed=0, rtol=1e-6, yetirank
     s = np.random.default_rng(seed).normal(size=y.size)
     rows = catboost_comparison_rows(s, y, ptr, rtol=rtol)
     rows.append(catboost_pairlogit_row(s, y, ptr, rtol=rtol))
+    rows.append(catboost_querysoftmax_row(s, y, ptr, rtol=rtol))
     q = ptr[: yetirank_queries + 1]
     rows.append(catboost_yetirank_row(s[: q[-1]], y[: q[-1]], q, seed=seed))
     return rows
@@ -373,6 +375,42 @@ def catboost_pairlogit_row(scores, labels, group_ptr, rtol=1e-6):
     ok = np.isfinite(both_p)
     agree = bool(ok.any() and np.all(np.abs(both_p[ok] - both_o[ok]) <= 1e-9 + rtol * np.abs(both_o[ok])))
     row = {"setting": "PairLogit vs -RankNet", "loss_function": "PairLogit", "reproduced": "pass" if agree else "differs",
+           "repro_max_rel": _rel(both_p, both_o)[0], "exact": "agrees" if agree else "differs",
+           "n_docs": int(y.size), "n_queries": int(ptr.size - 1), "catboost_version": catboost.__version__}
+    row["exact_der1_max_rel"], row["exact_der1_median_rel"] = _rel(d1, -g)
+    row["exact_der2_max_rel"], row["exact_der2_median_rel"] = _rel(d2, -h)
+    return row
+
+
+def catboost_querysoftmax_row(scores, labels, group_ptr, beta=1.0, lambda_=0.01, rtol=1e-6):
+    """CatBoost's probed ``QuerySoftMax:beta=β;lambda=λ`` derivatives against our ``"softmax"``, as one row.
+
+    CatBoost's ``der1``/``der2`` are ``−∂L/∂s`` and minus the Hessian diagonal with its ``λ β T`` term:
+    minus :func:`lambda_objectives.softmax_gradients` with the same ``beta`` and ``lambda_``. The probe runs
+    at ``scores`` rounded to float32 (CatBoost's baseline precision); labels are CatBoost's targets.
+
+    Returns
+    -------
+    dict
+        The keys of :func:`catboost_pairlogit_row` (``reproduced`` "pass" when ``der1 = −g`` and
+        ``der2 = −h`` within ``rtol`` relative + 1e-9 absolute; ``exact`` the same verdict: our softmax is
+        both the reproduction and the exact objective).
+    """
+    import catboost
+
+    from .listwise import softmax_gradients
+    from .probe import probe_catboost
+
+    s = check_scores(scores).astype(np.float32).astype(FLOAT)
+    y = check_labels(labels, s.shape[0])
+    ptr = check_group_ptr(group_ptr, s.shape[0])
+    loss = f"QuerySoftMax:beta={float(beta)!r};lambda={float(lambda_)!r}"
+    d1, d2 = probe_catboost(s, y, ptr, loss)
+    g, h = softmax_gradients(s, y, ptr, beta=beta, lambda_=lambda_)
+    both_p, both_o = np.r_[d1, d2], -np.r_[g, h]
+    ok = np.isfinite(both_p)
+    agree = bool(ok.any() and np.all(np.abs(both_p[ok] - both_o[ok]) <= 1e-9 + rtol * np.abs(both_o[ok])))
+    row = {"setting": "QuerySoftMax vs -softmax", "loss_function": loss, "reproduced": "pass" if agree else "differs",
            "repro_max_rel": _rel(both_p, both_o)[0], "exact": "agrees" if agree else "differs",
            "n_docs": int(y.size), "n_queries": int(ptr.size - 1), "catboost_version": catboost.__version__}
     row["exact_der1_max_rel"], row["exact_der1_median_rel"] = _rel(d1, -g)

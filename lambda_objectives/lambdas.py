@@ -41,8 +41,8 @@ class LambdaPairs(NamedTuple):
 
 def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0, *, gain="exp",
                      label_gain=None, max_label=None, threshold=0.0, query_weights=None,
-                     normalize=None, mu=None, seed=None, out=None, n_threads=None, return_pairs=False,
-                     return_cost=False):
+                     normalize=None, mu=None, seed=None, beta=None, lambda_=None, ties=None, out=None,
+                     n_threads=None, return_pairs=False, return_cost=False):
     r"""LambdaMART gradient and diagonal Hessian of a pairwise metric-weighted logistic loss.
 
     Definition (Burges, MSR-TR-2010-82, §4 and §7). Each query is ranked by ``scores``
@@ -106,6 +106,11 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
         ``"xendcg"`` and ``"yetirank"`` only (:func:`~lambda_objectives.xendcg_gradients`,
         :func:`~lambda_objectives.yetirank_gradients` with its defaults, which it calls with ``seed``;
         none of the pair options apply).
+    beta, lambda_ : float, optional
+        ``"softmax"`` only (:func:`~lambda_objectives.softmax_gradients`: CatBoost's ``QuerySoftMax``
+        ``beta`` and ``lambda``; defaults 1 and 0.01).
+    ties : {"breslow", "stable"}, optional
+        ``"listmle"`` only (:func:`~lambda_objectives.listmle_gradients`; default ``"breslow"``).
     normalize : {None, "lambdarank"}
         ``"lambdarank"``: LightGBM's ``lambdarank_norm``: each query's ``g`` and ``h`` are
         multiplied by :math:`\log_2(1+S)/S` with :math:`S = \sum_{pairs} 2\sigma|\Delta Z|\rho`
@@ -132,11 +137,16 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
     metric, k = (metric, check_k(k)) if custom else reg.parse_metric(metric, k, kind="objective")
     # an option the objective would not read is an error (the registry's objective_options table)
     check_options(metric, _given_options(k=k, sigma=sigma, gain=gain, label_gain=label_gain, max_label=max_label,
-                                         threshold=threshold, normalize=normalize, mu=mu, seed=seed))
+                                         threshold=threshold, normalize=normalize, mu=mu, seed=seed, beta=beta,
+                                         lambda_=lambda_, ties=ties))
     if custom:
         return _custom_gradients(scores, labels, group_ptr, metric, k, sigma, gain=gain, label_gain=label_gain,
                                  query_weights=query_weights, normalize=normalize, mu=mu, out=out, n_threads=n_threads,
                                  return_pairs=return_pairs, return_cost=return_cost)
+    if metric in ("softmax", "listmle"):
+        return _softmax_listmle(metric, scores, labels, group_ptr, beta=beta, lambda_=lambda_, ties=ties,
+                                query_weights=query_weights, out=out, n_threads=n_threads,
+                                return_pairs=return_pairs, return_cost=return_cost)
     if reg.REGISTRY[metric].listwise or reg.REGISTRY[metric].sampled:
         return _listwise(metric, scores, labels, group_ptr, out=out, return_pairs=return_pairs,
                          return_cost=return_cost, seed=seed, query_weights=query_weights, n_threads=n_threads)
@@ -190,7 +200,7 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
 
 #: ``lambda_gradients``' defaults of the options the registry's ``objective_options`` table covers
 _OPTION_DEFAULTS = {"k": None, "sigma": 1.0, "gain": "exp", "label_gain": None, "max_label": None, "threshold": 0.0,
-                    "normalize": None, "mu": None, "seed": None}
+                    "normalize": None, "mu": None, "seed": None, "beta": None, "lambda_": None, "ties": None}
 
 
 def _given_options(**values):
@@ -216,6 +226,23 @@ def _listwise(metric, scores, labels, group_ptr, *, seed, query_weights, n_threa
         return yetirank_gradients(scores, labels, group_ptr, seed=0 if seed is None else seed,
                                   query_weights=query_weights, n_threads=n_threads)
     return xendcg_gradients(scores, labels, group_ptr, seed=seed, query_weights=query_weights, n_threads=n_threads)
+
+
+def _softmax_listmle(metric, scores, labels, group_ptr, *, beta, lambda_, ties, query_weights, out, n_threads,
+                     return_pairs, return_cost):
+    """``lambda_gradients`` of the deterministic listwise rows (softmax, ListMLE): their own kernels
+    (``listwise.py``), their own options (checked against the registry), none of the pair outputs."""
+    given = [name for name, v in (("return_pairs", return_pairs), ("return_cost", return_cost)) if v]
+    if given:
+        raise ValueError(f"{metric!r} is listwise and takes none of {given} (see {metric}_gradients)")
+    from . import listwise
+
+    if metric == "softmax":
+        opts = {k: v for k, v in (("beta", beta), ("lambda_", lambda_)) if v is not None}
+        return listwise.softmax_gradients(scores, labels, group_ptr, query_weights=query_weights, out=out,
+                                          n_threads=n_threads, **opts)
+    return listwise.listmle_gradients(scores, labels, group_ptr, ties="breslow" if ties is None else ties,
+                                      query_weights=query_weights, out=out, n_threads=n_threads)
 
 
 def _check_sigma_normalize(sigma, normalize):

@@ -14,6 +14,8 @@ Each loss fills caller-provided ``g``/``h`` (pygbm pattern). Scores ``F`` are fl
   ``Σ |ΔZ_ij| log(1 + e^{−σ(s_i − s_j)})`` evaluated at the current ranking.
 * ``"lambda"`` with ``metric="xendcg"`` / ``"yetirank"``: :class:`XENDCG`, :class:`YetiRank` (fresh
   draws every round, reproducible from ``random_state``).
+* ``"lambda"`` with ``metric="softmax"`` / ``"listmle"``: :class:`Listwise` (deterministic; the loss is
+  the objective's own: softmax cross-entropy, or ListMLE's negative log-likelihood).
 """
 
 import numpy as np
@@ -254,6 +256,57 @@ class YetiRank:
                 w = np.abs((t[:-1] - t[1:]) * (1.0 / np.log2(pos + 1.0) - 1.0 / np.log2(pos + 2.0))) / idcg
             sign = np.where(t[:-1] > t[1:], 1.0, -1.0)  # margin of the better-labelled document
             total += float(np.sum(w * np.logaddexp(0.0, -sign * (s[:-1] - s[1:]))))
+        return total / (ptr.shape[0] - 1)
+
+    def ranking_scores(self, F):
+        return F
+
+
+class Listwise:
+    """Softmax cross-entropy (CatBoost's ``QuerySoftMax``) or ListMLE through
+    :func:`lambda_objectives.lambda_gradients` (``kernel_options``: ``beta``/``lambda_`` or ``ties``).
+    The recorded loss is the objective's own (formulas: :mod:`lambda_objectives.listwise`), mean over queries."""
+
+    n_columns = 1
+
+    def __init__(self, metric, k=None, sigma=1.0, n_threads=None, **kernel_options):
+        from lambda_objectives.listwise import check_listmle_options, check_softmax_options
+
+        if metric not in ("softmax", "listmle"):
+            raise ValueError(f"Listwise takes metric 'softmax' or 'listmle', got {metric!r}")
+        self.metric, self.k, self.sigma, self.n_threads = metric, k, sigma, n_threads
+        self.kernel_options = kernel_options
+        # fail at construction, not at the first round (the registry refuses unknown names there)
+        known = {k: v for k, v in kernel_options.items() if k in ("beta", "lambda_", "ties")}
+        if metric == "softmax":
+            self.beta = check_softmax_options(**{k: v for k, v in known.items() if k != "ties"})[0]
+        else:
+            self.ties = check_listmle_options(**{k: v for k, v in known.items() if k == "ties"})
+        self.last_pairs = None
+
+    def init_score(self, y, ptr):
+        return np.zeros(y.shape[0])
+
+    def gradients(self, F, y, ptr, g, h):
+        from lambda_objectives import lambda_gradients
+
+        lambda_gradients(F, y, ptr, self.metric, self.k, self.sigma, out=(g, h), n_threads=self.n_threads,
+                         **self.kernel_options)
+
+    def _query_loss(self, s, t):
+        if self.metric == "softmax":
+            z = self.beta * (s - s.max())
+            return -float(np.sum(t * (z - np.log(np.exp(z).sum()))))
+        order = np.argsort(-t, kind="stable")
+        s, t = s[order], t[order]
+        starts = np.r_[0, np.flatnonzero(t[1:] != t[:-1]) + 1] if self.ties == "breslow" else np.arange(t.size)
+        total = 0.0
+        for a, b in zip(starts[:-1], starts[1:]):  # every group but the last
+            total += (b - a) * float(np.logaddexp.reduce(s[a:])) - float(s[a:b].sum())
+        return total
+
+    def loss(self, F, y, ptr):
+        total = sum(self._query_loss(F[a:b], y[a:b]) for a, b in zip(ptr[:-1], ptr[1:]) if b > a)
         return total / (ptr.shape[0] - 1)
 
     def ranking_scores(self, F):

@@ -15,7 +15,7 @@ from lambda_objectives.groups import split_qid_column
 
 from .binning import BinMapper
 from .grower import GROWTH, NODE_DTYPE, TreeGrower, predict_binned
-from .losses import OBJECTIVES, XENDCG, Lambda, LeastSquares, Logistic, McRank, YetiRank
+from .losses import OBJECTIVES, XENDCG, Lambda, LeastSquares, Listwise, Logistic, McRank, YetiRank
 from .splitting import CRITERIA
 
 FORMAT_VERSION = 1
@@ -35,8 +35,9 @@ class MARTRanker(BaseEstimator):
     objective : {"lambda", "ls", "logistic", "mcrank"}
         ``"mcrank"`` takes integer grades 0..99 (``reference.losses.MCRANK_MAX_GRADE``; one tree per grade per round).
     metric, k, sigma : the lambda objective (any of ``lambda_objectives.OBJECTIVES``: "ndcg", "err", "map",
-        "mrr", "ranknet", the LambdaLoss weights, the listwise "xendcg" or the sampled "yetirank",
-        whose options go in ``kernel_options`` and whose seed is ``random_state``), cutoff, σ
+        "mrr", "ranknet", the LambdaLoss weights, the listwise "xendcg", "softmax" and "listmle" or the
+        sampled "yetirank", whose options go in ``kernel_options`` (``beta``/``lambda_``, ``ties``...) and
+        whose seed is ``random_state``), cutoff, σ
     criterion : {"se", "ole", "ole_exact"}
         Split criterion; see :mod:`reference.splitting`.
     growth : {"best_first", "breadth_first", "depth_first"}
@@ -136,7 +137,7 @@ class MARTRanker(BaseEstimator):
         if self.objective == "lambda":
             choice("metric", LAMBDA_OBJECTIVES)
         # YetiRank's pairs are drawn inside its kernel: the exact OLE criterion has no pair list to use
-        pairwise = self.objective == "lambda" and self.metric not in ("xendcg", "yetirank")
+        pairwise = self.objective == "lambda" and self.metric not in ("xendcg", "yetirank", "softmax", "listmle")
         if self.criterion == "ole_exact" and not pairwise:
             raise ValueError("criterion='ole_exact' is defined for pairwise (lambda) objectives only")
         if self.leaf_hessian == "exact" and not pairwise:
@@ -200,6 +201,8 @@ class MARTRanker(BaseEstimator):
                 raise ValueError("metric='yetirank' has no cutoff and no sigma (CatBoost's PairLogit): "
                                  f"k must be None and sigma 1.0, got k={self.k!r}, sigma={self.sigma!r}")
             return YetiRank(self.random_state, self.n_threads, **(self.kernel_options or {}))
+        if self.metric in ("softmax", "listmle"):
+            return Listwise(self.metric, self.k, self.sigma, self.n_threads, **(self.kernel_options or {}))
         return Lambda(self.metric, self.k, self.sigma, self.n_threads,
                       pairs=self.criterion == "ole_exact" or self.leaf_hessian == "exact", **(self.kernel_options or {}))
 

@@ -12,10 +12,10 @@ FAMILIES = {
     # (scores, labels, group_ptr) kernels and metrics, run on every bad-input case
     "kernel": ["metric_values", "mean_metric", "metric_table", "lambda_gradients", "xendcg_gradients",
                "yetirank_gradients", "catboost_lambdamart_gradients", "catboost_yetirank_expected_gradients",
-               "best_linear_combination"],
+               "best_linear_combination", "softmax_gradients", "listmle_gradients"],
     # (scores, labels, group_ptr) that train CatBoost: run on the cases that must raise before it
     "kernel_engine": ["probe_catboost", "catboost_pairlogit_row", "catboost_comparison_rows",
-                      "catboost_yetirank_row", "yetirank_catboost_row"],
+                      "catboost_yetirank_row", "yetirank_catboost_row", "catboost_querysoftmax_row"],
     # (labels, group_ptr, margins, weights) that train LightGBM / XGBoost once
     "probe": ["probe_lightgbm", "probe_xgboost"],
     "check": ["check_group_ptr", "check_k", "check_labels", "check_n_threads", "check_query_weights",
@@ -37,7 +37,7 @@ FAMILIES = {
     # constants, modules, exception classes and result records: nothing a user passes in
     "record": ["CONVENTIONS", "METRICS", "LAMBDA_METRICS", "OBJECTIVES", "YETIRANK_DEFAULTS", "datasets",
                "HessianWarning", "LambdaPairs", "HeatmapTree", "CRITERIA", "FORMAT_VERSION", "GROWTH",
-               "HISTORY_METRICS", "NODE_DTYPE"],
+               "HISTORY_METRICS", "NODE_DTYPE", "SOFTMAX_DEFAULTS", "LISTMLE_TIES"],
 }
 
 FAMILY_OF = {name: fam for fam, names in FAMILIES.items() for name in names}

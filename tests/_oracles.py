@@ -210,3 +210,33 @@ def lambdas(scores, labels, metric="ndcg", k=None, sigma=1.0, **opts):
             hess[i] += h
             hess[j] += h
     return grad, hess
+
+
+def softmax_loss(scores, labels, beta=1.0):
+    """Softmax cross-entropy of one query: ``−Σ_i y_i log p_i``, ``p = softmax(β s)`` (CatBoost's QuerySoftMax
+    without its ``lambda``, which only damps the Hessian)."""
+    top = max(scores)
+    z = [beta * (s - top) for s in scores]
+    lse = math.log(sum(math.exp(v) for v in z))
+    return -sum(y * (v - lse) for y, v in zip(labels, z))
+
+
+def listmle_loss(scores, labels, ties="breslow"):
+    """ListMLE of one query from its definition: sort by label (ties in input order), then
+    ``−log Π_r e^{s_(r)} / Σ_{t >= r} e^{s_(t)}`` (``ties="stable"``). ``ties="breslow"``: the equal-label
+    groups, each document of a group over the denominator of the whole group and everything below
+    it, the last group left out (its order has probability 1)."""
+    order = sorted(range(len(scores)), key=lambda i: (-labels[i], i))
+    groups = []
+    for i in order:
+        if ties == "breslow" and groups and labels[groups[-1][0]] == labels[i]:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    total = 0.0
+    for g in range(len(groups) - 1):
+        below = [j for grp in groups[g:] for j in grp]
+        denominator = sum(math.exp(scores[j]) for j in below)
+        for i in groups[g]:
+            total -= math.log(math.exp(scores[i]) / denominator)
+    return total

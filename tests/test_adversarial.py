@@ -90,6 +90,8 @@ KERNELS = {
     "catboost_yetirank_expected_gradients":
         lambda s, y, p: lo.catboost_yetirank_expected_gradients(s, y, p, n_samples=200),
     "best_linear_combination": lambda s, y, p: lo.best_linear_combination(s, np.ones_like(s), y, p),
+    "softmax_gradients": lambda s, y, p: lo.softmax_gradients(s, y, p),
+    "listmle_gradients": lambda s, y, p: lo.listmle_gradients(s, y, p),
 }
 METRIC_KERNELS = ("metric_values", "mean_metric", "metric_table", "best_linear_combination")
 
@@ -141,6 +143,7 @@ ENGINE_KERNELS = {
     "catboost_yetirank_row": lambda s, y, p: lo.catboost_yetirank_row(s, y, p, n_seeds=2, permutations=1,
                                                                        n_samples=100),
     "yetirank_catboost_row": lambda s, y, p: lo.yetirank_catboost_row(s, y, p, n_seeds=2, permutations=1),
+    "catboost_querysoftmax_row": lambda s, y, p: lo.catboost_querysoftmax_row(s, y, p),
 }
 
 
@@ -176,6 +179,9 @@ def test_random_finite_inputs_give_finite_gradients(data, metric, k):
     assert np.all(np.isfinite(g)) and np.all(np.isfinite(h))
     gx, hx = lo.xendcg_gradients(s, y, p, seed=0)
     assert np.all(np.isfinite(gx)) and np.all(np.isfinite(hx))
+    for fn in (lo.softmax_gradients, lo.listmle_gradients):
+        gl, hl = call_unmutated(fn, s, y, p)
+        assert np.all(np.isfinite(gl)) and np.all(np.isfinite(hl)) and np.all(hl >= 0)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -43,6 +43,7 @@ def test_validation_rows_on_mq2008_reproduce_catboost_and_say_where_exact_lambda
     assert by["NDCG top=5 norm=false"]["exact"] == "differs"  # a truncation convention, see docs/reproducing.md, "CatBoost"
     assert by["NDCG norm=false"]["n_queries"] == 4
     assert by["PairLogit vs -RankNet"]["exact"] == "agrees"
+    assert by["QuerySoftMax vs -softmax"]["exact"] == "agrees" and by["QuerySoftMax vs -softmax"]["n_queries"] == 4
     assert by["YetiRank expected der1"]["n_queries"] == 3
 
 
@@ -131,3 +132,28 @@ def test_pairwise_rows_on_tied_synthetic_lists():
                                  params={"random_seed": k})[0] for k in range(10)], axis=0)
     e99, _, se = catboost_yetirank_expected_gradients(s.astype(np.float32).astype(float), y, ptr, 100_000, decay=0.99)
     assert np.nanmax(np.abs(d1 - e99) / np.maximum(se * np.sqrt(100_000 / 2000 + 1), 1e-300)) > 5
+
+
+# (beta=2.5, lambda=0 makes CatBoost write an inf leaf on the last query: the probe cannot read it there)
+@pytest.mark.parametrize("beta, lambda_", [(1.0, 0.01), (1.0, 0.0), (2.5, 0.05), (0.3, 1.0)])
+def test_softmax_equals_catboosts_querysoftmax(beta, lambda_):
+    """Our softmax is minus CatBoost's probed QuerySoftMax der1/der2 (tied labels and scores, real-valued
+    targets, a query of zero labels, which CatBoost gives zeros), and a wrong beta is detected."""
+    pytest.importorskip("catboost", reason="catboost is not installed (pip install 'lambda_objectives[catboost]')")
+    from lambda_objectives import catboost_querysoftmax_row
+
+    rng = np.random.default_rng(3)
+    ptr = np.r_[0, np.cumsum([6, 9, 4, 11])]
+    y = rng.integers(0, 4, size=ptr[-1]).astype(float)
+    y[3] = 1.5
+    y[ptr[2]:ptr[3] - 1] = 0.0  # a query whose only relevant document has label 0.25
+    y[ptr[3] - 1] = 0.25
+    s = np.round(rng.normal(size=ptr[-1]), 1)  # ties
+    row = catboost_querysoftmax_row(s, y, ptr, beta=beta, lambda_=lambda_)
+    assert row["reproduced"] == "pass" and row["repro_max_rel"] < 1e-9, row
+    assert row["loss_function"] == f"QuerySoftMax:beta={beta!r};lambda={lambda_!r}"
+    from lambda_objectives import probe_catboost, softmax_gradients
+
+    d1, _ = probe_catboost(s, y, ptr, row["loss_function"])
+    g, _ = softmax_gradients(s, y, ptr, beta=beta * 1.01, lambda_=lambda_)
+    assert np.nanmax(np.abs(d1 + g)) > 1e-4

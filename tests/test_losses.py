@@ -96,3 +96,27 @@ def test_mcrank_grades_are_bounded_before_any_rows_by_grades_array(label, what):
         McRank.from_labels(y)
     y[1234] = MCRANK_MAX_GRADE  # the largest grade still trains
     assert McRank.from_labels(y).n_columns == 100
+
+
+@pytest.mark.parametrize("metric, opts", [("softmax", {}), ("softmax", {"beta": 2.0, "lambda_": 0.0}),
+                                          ("listmle", {}), ("listmle", {"ties": "stable"})])
+def test_listwise_loss_is_the_objectives_own(metric, opts):
+    """The recorded loss of softmax / ListMLE is the function whose gradient the kernel returns."""
+    from reference.losses import Listwise
+
+    y, ptr, rng = _data(3)
+    F = rng.normal(size=y.size)
+    loss = Listwise(metric, **opts)
+    g, h = np.empty_like(F), np.empty_like(F)
+    loss.gradients(F, y, ptr, g, h)
+    eps = 1e-6
+    for i in range(0, y.size, 3):
+        e = np.zeros_like(F)
+        e[i] = eps
+        fd = (loss.loss(F + e, y, ptr) - loss.loss(F - e, y, ptr)) / (2 * eps) * (ptr.shape[0] - 1)
+        assert fd == pytest.approx(g[i], abs=1e-6)
+    assert np.all(h >= 0) and loss.loss(F - 0.01 * g, y, ptr) < loss.loss(F, y, ptr)
+    with pytest.raises(ValueError, match="beta must be"):
+        Listwise("softmax", beta=0.0)
+    with pytest.raises(ValueError, match="ties must be"):
+        Listwise("listmle", ties="random")

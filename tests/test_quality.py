@@ -282,3 +282,19 @@ def test_quick_help_says_two_folds(capsys):
     assert main(["quality", "--help"]) == 0
     said = re.sub(r"\s+", " ", capsys.readouterr().out)
     assert "the first two folds of each data set (Fold1, Fold2)" in said
+
+
+@pytest.mark.parametrize("engine, system", [("lightgbm", "ours softmax"), ("lightgbm", "ours listmle"),
+                                            ("xgboost", "ours softmax"), ("xgboost", "ours listmle"),
+                                            ("catboost", "native QuerySoftMax")])
+def test_issue33_listwise_systems_train_and_run_by_default(engine, system):
+    pytest.importorskip(engine)
+    from comparisons.quality import DEFAULT_SYSTEMS, QUICK, SYSTEMS, _train
+    from lambda_objectives import make_ranking, mean_metric
+
+    assert system in DEFAULT_SYSTEMS
+    tr, va = make_ranking(60, docs_per_query=(5, 25), n_features=5, seed=1), make_ranking(30, n_features=5, seed=2)
+    predict, best = _train(engine, SYSTEMS[(engine, system)], tr, va, dict(QUICK[engine]), 15, 5, 0)
+    assert 1 <= best <= 15
+    base = mean_metric(np.zeros(va.y.shape[0]), va.y, va.group_ptr, "ndcg@10")
+    assert mean_metric(predict(va.X), va.y, va.group_ptr, "ndcg@10") > base

@@ -266,15 +266,18 @@ def test_grid_search_with_group_k_fold(small):
     np.testing.assert_allclose(search_np.cv_results_["mean_test_score"], search.cv_results_["mean_test_score"])
 
 
-@pytest.mark.parametrize("metric", ["ndcg_loss2", "ndcg_loss2pp", "ndcg_loss2_top", "ndcg_loss2pp_top", "xendcg", "yetirank"])
+LISTWISE = ("xendcg", "yetirank", "softmax", "listmle")
+
+
+@pytest.mark.parametrize("metric", ["ndcg_loss2", "ndcg_loss2pp", "ndcg_loss2_top", "ndcg_loss2pp_top", *LISTWISE])
 def test_new_objectives_train_the_reference_trainer(small_ranking, metric):
     d = small_ranking
-    m = MARTRanker(metric=metric, k=None if metric in ("xendcg", "yetirank") else 10, num_leaves=6, n_estimators=15,
+    m = MARTRanker(metric=metric, k=None if metric in LISTWISE else 10, num_leaves=6, n_estimators=15,
                    criterion="ole", n_threads=1).fit(d.X, d.y, group=d.group)
     before = mean_metric(np.zeros(d.y.shape[0]), d.y, d.group_ptr, "ndcg@10")
     assert mean_metric(m.predict(d.X), d.y, d.group_ptr, "ndcg@10") > before + 0.05
     assert m.history_["train"]["loss"][-1] < m.history_["train"]["loss"][0]
-    if metric in ("xendcg", "yetirank"):
+    if metric in LISTWISE:
         with pytest.raises(ValueError, match="pairwise"):
             MARTRanker(metric=metric, criterion="ole_exact").fit(d.X, d.y, group=d.group)
 

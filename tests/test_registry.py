@@ -129,7 +129,8 @@ def test_engine_eval_names_are_the_engines_own_and_ndcg_matches_ours(row):
 _OPTION_VALUES = {"k": 2, "sigma": 2.0, "gain": "linear", "label_gain": [0.0, 1.0, 5.0, 6.0], "max_label": 5.0,
                   "threshold": 1.5, "normalize": "lambdarank", "mu": 3.0, "seed": 7, "permutations": 3,
                   "decay": 0.5, "mode": "ndcg", "objective_seed": 11, "norm": False, "normalization": False,
-                  "score_normalization": False, "exp_gain": False, "denominator": "position"}
+                  "score_normalization": False, "exp_gain": False, "denominator": "position", "beta": 2.0,
+                  "lambda_": 0.5, "ties": "stable"}
 
 
 @pytest.mark.parametrize("name, preset, option", [
@@ -138,7 +139,8 @@ _OPTION_VALUES = {"k": 2, "sigma": 2.0, "gain": "linear", "label_gain": [0.0, 1.
 ])
 def test_every_option_the_table_lists_is_read(name, preset, option):
     """The registry's objective_options says exactly what each back end reads: each listed option
-    changes the gradients (an unlisted one raises at construction, tests/test_adapters.py)."""
+    changes the gradients or, for softmax's lambda_ (a Hessian damping), the Hessians (an unlisted one
+    raises at construction, tests/test_adapters.py)."""
     rng = np.random.default_rng(3)
     ptr = np.array([0, 6, 12, 18])
     s, y = rng.normal(size=18), rng.integers(0, 4, 18).astype(float)
@@ -151,8 +153,8 @@ def test_every_option_the_table_lists_is_read(name, preset, option):
     mode = {"mode": "classic"} if option == "decay" else {}
     base = LightGBMObjective(name, preset=preset, check_hessian=False, **mode)
     other = LightGBMObjective(name, preset=preset, check_hessian=False, **mode, **{option: value})
-    g0, g1 = base.gradients(s, y, ptr)[0], other.gradients(s, y, ptr)[0]
-    assert not np.array_equal(g0, g1)
+    (g0, h0), (g1, h1) = base.gradients(s, y, ptr), other.gradients(s, y, ptr)
+    assert not (np.array_equal(g0, g1) and np.array_equal(h0, h1))
 
 
 def test_every_preset_of_a_row_has_its_option_list():

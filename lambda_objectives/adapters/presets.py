@@ -8,7 +8,9 @@
 * ``"catboost"``: CatBoost's ``LambdaMart`` (NDCG, MRR, ERR, MAP; ``k`` = ``top``; options ``norm``,
   ``gain`` = ``type``, ``denominator``), reproduced to 1e-13; kernels in ``_kernels/catboost.py``;
   and its ``YetiRank`` with CatBoost's defaults (the same computation as ``preset=None``, whose
-  defaults are CatBoost's; reproduced in expectation, not draw for draw: ``_kernels/yetirank.py``).
+  defaults are CatBoost's; reproduced in expectation, not draw for draw: ``_kernels/yetirank.py``);
+  and its ``QuerySoftMax`` (``"softmax"``, again the exact back end's computation: equal to CatBoost's
+  probed derivatives, ``_kernels/listwise.py``).
 
 ``"yetirank"`` draws fresh pairs every call: the state keeps a round counter that each call
 advances (the engines call the objective once per boosting round), so round ``r`` of a run uses
@@ -184,8 +186,13 @@ def _compute_xgboost(obj, st, scores):
 def _prepare_catboost(obj, st, weights):
     """CatBoost's ``LambdaMart`` derivatives (``_kernels/catboost.py``, reproduced to 1e-13): the
     labels are CatBoost's targets (ERR: stop probabilities in [0, 1]); it ignores weights.
-    ``YetiRank`` is the exact back end's computation (its defaults are CatBoost's)."""
-    if obj.metric == "yetirank":
+    ``YetiRank`` and ``QuerySoftMax`` (``"softmax"``) are the exact back end's computations (their
+    defaults are CatBoost's); CatBoost's document weights enter QuerySoftMax's softmax, ours multiply
+    the derivatives, so preset='catboost' takes no weights there."""
+    if obj.metric == "softmax" and weights is not None:
+        raise ValueError("CatBoost's QuerySoftMax puts document weights inside its softmax, so preset='catboost' "
+                         "with 'softmax' takes none; use preset=None (weights multiply each row's derivatives)")
+    if obj.metric in ("yetirank", "softmax"):
         return _prepare_exact(obj, st, weights)
     if weights is not None:
         raise ValueError("CatBoost's LambdaMart ignores weights, so preset='catboost' takes none")
@@ -202,7 +209,7 @@ def _prepare_catboost(obj, st, weights):
 
 
 def _compute_catboost(obj, st, scores):
-    if obj.metric == "yetirank":
+    if obj.metric in ("yetirank", "softmax"):
         return _compute_exact(obj, st, scores)
     g, h = catboost_lambdamart_gradients(np.asarray(scores, dtype=FLOAT), st["labels"], st["ptr"],
                                          n_threads=obj.n_threads, **st["catboost"])
