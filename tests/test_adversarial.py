@@ -302,7 +302,7 @@ UTILITY_CASES = {
                         (lambda: lo.frame_group_ptr(_frame(qid=[1, 2, 1])), r"qid")],
     "split_qid_column": [(lambda: lo.split_qid_column(_frame(), qid=np.zeros(3)), r"qid")],
     "numba_threads": [(lambda: lo.numba_threads(0).__enter__(), r"n_threads")],
-    "openmp_sharing": [(lambda: lo.openmp_sharing() is None or isinstance(lo.openmp_sharing(), dict), ("=", True))],
+    "openmp_sharing": [(lambda: lo.openmp_sharing() is None or isinstance(lo.openmp_sharing(), str), ("=", True))],
     "parse_metric": [(lambda: lo.parse_metric("bogus"), r"bogus"), (lambda: lo.parse_metric("ndcg@0"), r"\bk\b"),
                      (lambda: lo.parse_metric("ndcg@3", k=5), r"k=5"), (lambda: lo.parse_metric(5), r"metric")],
     "convention_label": [(lambda: lo.convention_label("bogus"), r"convention")],
