@@ -80,6 +80,9 @@ from .yetirank import YETIRANK_DEFAULTS, yetirank_catboost_row, yetirank_gradien
 
 __all__ += ["LAMBDA_METRICS", "OBJECTIVES", "LambdaPairs", "lambda_gradients", "xendcg_gradients",
             "YETIRANK_DEFAULTS", "yetirank_catboost_row", "yetirank_gradients"]
+from .plrank import PLRANK_DEFAULTS, plrank_gradients  # noqa: E402
+
+__all__ += ["PLRANK_DEFAULTS", "plrank_gradients"]
 # --- adapters ---
 from .adapters import (  # noqa: E402
     HessianWarning,
