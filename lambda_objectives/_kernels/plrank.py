@@ -4,7 +4,9 @@ PL-Rank-3: Oosterhuis, SIGIR 2022, arXiv:2204.10872): sampled first and second d
 expected DCG@K of a Plackett–Luce ranking policy.
 
 Per query, ``π(d | remaining) ∝ e^{s_d}``. A ranking ``y`` (its top ``K' = min(K, n)`` positions) is
-drawn by the Gumbel trick: sort ``s_d + G_d`` descending, ``G_d = −log(−log u_d)``. With ``θ_i =
+drawn by the Gumbel trick, sorting ``s_d + G_d`` descending with ``G_d = −log(−log u_d)``, computed as
+the equivalent exponential race (``s_d + G_d = −log(X_d e^{−s_d})``, ``X_d = −log u_d ~ Exp(1)``: the
+keys ``X_d e^{−s_d}`` ascending give the same order with one logarithm per document instead of two). With ``θ_i =
 1/log2(i + 2)`` (0-based position ``i``), gains ``ρ``, the remaining mass ``D_i = Σ_{d ∉ y_{<i}} e^{s_d}``,
 ``PR_i = Σ_{j ≥ i} θ_j ρ_{y_j}`` (``PR_{K'} = 0``) and, up to position ``j``,
 
@@ -51,24 +53,25 @@ def uniform53(key, c):
 
 
 @njit(cache=True)
-def sample_top(t, key, r, kk, noisy, top):
-    """The top ``kk`` of sample ``r``: documents by ``t + Gumbel`` descending (ties in input order)."""
-    n = t.shape[0]
+def sample_top(inv_e, key, r, kk, noisy, top):
+    """The top ``kk`` of sample ``r``: documents by the race key ``−log(u) / e^{t}`` ascending (the
+    order of ``t + Gumbel`` descending; ties in input order). ``inv_e`` is ``e^{−t}``."""
+    n = inv_e.shape[0]
     base = np.uint64(r) * np.uint64(n)
     cnt = 0
     for i in range(n):
         u = uniform53(key, base + np.uint64(i))
-        v = t[i] - math.log(-math.log(u))
+        v = -math.log(u) * inv_e[i]
         noisy[i] = v
         if cnt < kk:
             j = cnt
             cnt += 1
-        elif v > noisy[top[kk - 1]]:
+        elif v < noisy[top[kk - 1]]:
             j = kk - 1
         else:
             continue
         # insertion: strict comparison keeps an earlier document ahead of a later one on a tie
-        while j > 0 and noisy[top[j - 1]] < v:
+        while j > 0 and noisy[top[j - 1]] > v:
             top[j] = top[j - 1]
             j -= 1
         top[j] = i
@@ -89,13 +92,14 @@ def plrank_query(s, gains, key, n_samples, k, disc, weight, grad, hess, e, noisy
     m = s[0]
     for i in range(1, n):
         m = max(m, s[i])
-    t = np.empty(n)
+    inv_e = np.empty(n)
     for i in range(n):
-        t[i] = max(s[i] - m, -SPAN)
-        e[i] = math.exp(t[i])
+        t = max(s[i] - m, -SPAN)
+        e[i] = math.exp(t)
+        inv_e[i] = math.exp(-t)  # at most e^300: finite
     pr[kk] = 0.0
     for r in range(n_samples):
-        sample_top(t, key, r, kk, noisy, top)
+        sample_top(inv_e, key, r, kk, noisy, top)
         tail = 0.0
         if kk < n:
             for j in range(kk):
