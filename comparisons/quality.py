@@ -52,6 +52,7 @@ SYSTEMS = {
     ("lightgbm", "ours ndcg_loss2pp_top@10"): ("ours", "ndcg_loss2pp_top@10", {}),
     ("lightgbm", "ours xendcg"): ("ours", "xendcg", {}),
     ("lightgbm", "ours yetirank"): ("ours", "yetirank", {}),
+    ("lightgbm", "ours plrank"): ("ours", "plrank@10", {}),  # PL-Rank-3 + Hessian, E[DCG@10], 200 rankings
     ("xgboost", "native rank:ndcg"): ("native", {"objective": "rank:ndcg"}),
     ("xgboost", "native rank:pairwise"): ("native", {"objective": "rank:pairwise"}),
     ("xgboost", "ours ndcg"): ("ours", "ndcg", {}),
@@ -63,6 +64,7 @@ SYSTEMS = {
     ("xgboost", "ours ndcg_loss2pp_top@10"): ("ours", "ndcg_loss2pp_top@10", {}),
     ("xgboost", "ours xendcg"): ("ours", "xendcg", {}),
     ("xgboost", "ours yetirank"): ("ours", "yetirank", {}),
+    ("xgboost", "ours plrank"): ("ours", "plrank@10", {}),
     ("catboost", "native LambdaMart NDCG"): ("native", {"loss_function": "LambdaMart:metric=NDCG"}),
     ("catboost", "native YetiRank"): ("native", {"loss_function": "YetiRank"}),
     # the CatBoost attribution (docs/reproducing.md): its gradient in the other engines, LightGBM trained
@@ -156,7 +158,7 @@ DEFAULT_SYSTEMS += ("ours softmax", "ours listmle", "native QuerySoftMax")  # is
 # one task: one (data set, fold, engine, objective), every grid configuration
 # ---------------------------------------------------------------------------------------------
 def _ours_options(spec, seed):
-    """Our objective's options; a stochastic objective (XE-NDCG, YetiRank) gets the task's seed."""
+    """Our objective's options; a stochastic objective (XE-NDCG, YetiRank, PL-Rank) gets the task's seed."""
     opts = dict(spec[2])
     if spec[1].split("@")[0] in STOCHASTIC and "seed" not in opts:
         opts["seed"] = seed
@@ -164,7 +166,7 @@ def _ours_options(spec, seed):
 
 
 #: our objectives that draw random numbers (their ``seed`` option follows the task's seed)
-STOCHASTIC = ("xendcg", "yetirank")
+STOCHASTIC = ("xendcg", "yetirank", "plrank")
 
 
 def _train(engine, spec, tr, va, hp, rounds, patience, seed):

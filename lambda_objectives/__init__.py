@@ -83,6 +83,10 @@ __all__ += ["LAMBDA_METRICS", "OBJECTIVES", "LambdaPairs", "lambda_gradients", "
 from .listwise import LISTMLE_TIES, SOFTMAX_DEFAULTS, listmle_gradients, softmax_gradients  # noqa: E402
 
 __all__ += ["LISTMLE_TIES", "SOFTMAX_DEFAULTS", "listmle_gradients", "softmax_gradients"]
+
+from .plrank import PLRANK_DEFAULTS, plrank_gradients  # noqa: E402
+
+__all__ += ["PLRANK_DEFAULTS", "plrank_gradients"]
 # --- adapters ---
 from .adapters import (  # noqa: E402
     HessianWarning,

@@ -23,6 +23,7 @@ XENDCG = 10
 YETIRANK = 11
 NDCG_LOSS2_TOP, NDCG_LOSS2PP_TOP = 12, 13
 SOFTMAX, LISTMLE = 20, 21  # listwise (own kernels in _kernels/listwise.py)
+PLRANK = 14
 
 #: the LambdaLoss codes whose pair loop forms every pair (the published LambdaLoss@K), not only
 #: pairs with a document in the top k
@@ -104,6 +105,8 @@ _XGB_OPTIONS = ("normalization", "score_normalization")
 # CatBoost's LambdaMart reads top (and type, denominator) for NDCG only
 _CATBOOST_NO_TOP = ("sigma", "norm")
 _YETIRANK_OPTIONS = ("permutations", "decay", "mode", "seed")
+# PL-Rank-3 (its own kernel): the cut-off K of E[DCG@K], rankings per query, seed, the Hessian's handling
+_PLRANK_OPTIONS = ("k", "n_samples", "seed", "hessian")
 
 _ROWS = (
     Entry("ndcg", NDCG, UNLESS_LINEAR, True, True, _gain_inputs, ("gain", "label_gain"),
@@ -155,6 +158,9 @@ _ROWS = (
           summary="softmax cross-entropy per query (CatBoost's QuerySoftMax; Qin et al. 2021)", listwise=True),
     Entry("listmle", LISTMLE, False, False, False, _no_inputs, objective_options=("ties",),
           summary="ListMLE (Xia et al. 2008): Plackett-Luce likelihood of the label order", listwise=True),
+    Entry("plrank", PLRANK, False, False, False, _no_inputs, objective_options=_PLRANK_OPTIONS,
+          summary="PL-Rank-3 with its Hessian (Kang et al. 2024): sampled derivatives of a Plackett-Luce "
+                  "policy's expected DCG@k", sampled=True),
 )
 
 #: name (and alias) -> row
@@ -233,7 +239,7 @@ def objective_options(name, preset=None):
 OPTION_NOTES = {
     ("xgboost", "sigma"): "XGBoost's native objectives fix sigma at 1; preset='xgboost' needs sigma=1.0",
     (None, "mu"): "mu is NDCG-Loss2++'s parameter: this metric takes no mu",
-    (None, "seed"): "seed is XE-NDCG's and YetiRank's: this metric is deterministic",
+    (None, "seed"): "seed is XE-NDCG's, YetiRank's and PL-Rank's: this metric is deterministic",
     (None, "objective_seed"): "objective_seed is preset='lightgbm''s (LightGBM's rank_xendcg); the exact "
                               "XE-NDCG takes seed",
     ("lightgbm", "seed"): "preset='lightgbm' draws as LightGBM's rank_xendcg does: pass objective_seed",
@@ -242,6 +248,7 @@ OPTION_NOTES = {
     (None, "lambda_"): "lambda_ is the softmax objective's (CatBoost's QuerySoftMax lambda)",
     (None, "ties"): "ties is ListMLE's",
     ("sampled",): "YetiRank samples its pairs: no cutoff and no sigma (CatBoost's PairLogit has none)",
+    ("plrank",): "PL-Rank samples rankings from a Plackett-Luce policy: k is its cut-off, there is no sigma",
 }
 
 
@@ -252,7 +259,7 @@ def option_error(name, bad, preset=None):
     notes = [OPTION_NOTES[(preset, o)] for o in bad if (preset, o) in OPTION_NOTES]
     row = REGISTRY.get(label) if isinstance(name, str) else None
     if row is not None and (row.listwise or row.sampled) and ({"k", "sigma"} & set(bad) or preset is None):
-        notes.insert(0, OPTION_NOTES[("listwise",) if row.listwise else ("sampled",)])
+        notes.insert(0, OPTION_NOTES.get((row.name,)) or OPTION_NOTES[("listwise",) if row.listwise else ("sampled",)])
     return (f"unknown options for metric={label!r}, preset={preset!r}: {sorted(bad)} (this objective does not "
             f"read them); it takes {allowed}" + "".join(f". {n}" for n in notes))
 

@@ -103,9 +103,10 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
     mu : float, optional
         NDCG-Loss2++ only: the weight of its rank-gap term (default 10, allRank's default).
     seed : int, optional
-        ``"xendcg"`` and ``"yetirank"`` only (:func:`~lambda_objectives.xendcg_gradients`,
-        :func:`~lambda_objectives.yetirank_gradients` with its defaults, which it calls with ``seed``;
-        none of the pair options apply).
+        ``"xendcg"``, ``"yetirank"`` and ``"plrank"`` only (:func:`~lambda_objectives.xendcg_gradients`,
+        :func:`~lambda_objectives.yetirank_gradients`, :func:`~lambda_objectives.plrank_gradients` with
+        their defaults, which it calls with ``seed``; none of the pair options apply except ``"plrank"``'s
+        ``k``, the cut-off of its expected DCG@k).
     beta, lambda_ : float, optional
         ``"softmax"`` only (:func:`~lambda_objectives.softmax_gradients`: CatBoost's ``QuerySoftMax``
         ``beta`` and ``lambda``; defaults 1 and 0.01).
@@ -149,7 +150,7 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
                                 return_pairs=return_pairs, return_cost=return_cost)
     if reg.REGISTRY[metric].listwise or reg.REGISTRY[metric].sampled:
         return _listwise(metric, scores, labels, group_ptr, out=out, return_pairs=return_pairs,
-                         return_cost=return_cost, seed=seed, query_weights=query_weights, n_threads=n_threads)
+                         return_cost=return_cost, seed=seed, query_weights=query_weights, n_threads=n_threads, k=k)
     mu = check_mu(metric, mu)
     _check_sigma_normalize(sigma, normalize)
     s = check_scores(scores)
@@ -212,7 +213,8 @@ def _given_options(**values):
     return {name for name, v in values.items() if not is_default(v, _OPTION_DEFAULTS[name])}
 
 
-def _listwise(metric, scores, labels, group_ptr, *, seed, query_weights, n_threads, out, return_pairs, return_cost):
+def _listwise(metric, scores, labels, group_ptr, *, seed, query_weights, n_threads, out, return_pairs, return_cost,
+              k=None):
     """``lambda_gradients`` of a listwise or sampled row (XE-NDCG, YetiRank): its own kernel, none of the
     pair outputs (its options were checked against the registry)."""
     given = [name for name, v in (("out", out), ("return_pairs", return_pairs), ("return_cost", return_cost)) if v]
@@ -220,6 +222,11 @@ def _listwise(metric, scores, labels, group_ptr, *, seed, query_weights, n_threa
         if metric == "yetirank":
             raise ValueError(f"'yetirank' samples its pairs and takes none of {given} (see yetirank_gradients)")
         raise ValueError(f"{metric!r} is listwise and takes none of {given} (see xendcg_gradients)")
+    if metric == "plrank":  # k: the cut-off of E[DCG@k] (options checked against the registry above)
+        from .plrank import plrank_gradients
+
+        return plrank_gradients(scores, labels, group_ptr, k=k, seed=0 if seed is None else seed,
+                                query_weights=query_weights, n_threads=n_threads)
     if metric == "yetirank":
         from .yetirank import yetirank_gradients
 

@@ -196,6 +196,10 @@ class MARTRanker(BaseEstimator):
             return McRank.from_labels(y)
         if self.metric == "xendcg":
             return XENDCG(self.random_state, self.n_threads, **(self.kernel_options or {}))
+        if isinstance(self.metric, str) and self.metric.split("@")[0].strip().lower() == "plrank":
+            # its draws need a round counter, which Lambda does not keep
+            raise ValueError("metric='plrank' is not available in the reference trainer; train it with "
+                             "LightGBMObjective / XGBoostObjective (or plrank_gradients)")
         if self.metric == "yetirank":
             if self.k is not None or self.sigma != 1.0:
                 raise ValueError("metric='yetirank' has no cutoff and no sigma (CatBoost's PairLogit): "

@@ -12,7 +12,7 @@ FAMILIES = {
     # (scores, labels, group_ptr) kernels and metrics, run on every bad-input case
     "kernel": ["metric_values", "mean_metric", "metric_table", "lambda_gradients", "xendcg_gradients",
                "yetirank_gradients", "catboost_lambdamart_gradients", "catboost_yetirank_expected_gradients",
-               "best_linear_combination", "softmax_gradients", "listmle_gradients"],
+               "best_linear_combination", "softmax_gradients", "listmle_gradients", "plrank_gradients"],
     # (scores, labels, group_ptr) that train CatBoost: run on the cases that must raise before it
     "kernel_engine": ["probe_catboost", "catboost_pairlogit_row", "catboost_comparison_rows",
                       "catboost_yetirank_row", "yetirank_catboost_row", "catboost_querysoftmax_row"],
@@ -35,7 +35,7 @@ FAMILIES = {
     "dask": ["check_query_partitions", "dask_lightgbm_ranker", "dask_metric", "partition_group_sizes",
              "repartition_by_query", "xgboost_dask_train"],
     # constants, modules, exception classes and result records: nothing a user passes in
-    "record": ["CONVENTIONS", "METRICS", "LAMBDA_METRICS", "OBJECTIVES", "YETIRANK_DEFAULTS", "datasets",
+    "record": ["CONVENTIONS", "METRICS", "LAMBDA_METRICS", "OBJECTIVES", "YETIRANK_DEFAULTS", "PLRANK_DEFAULTS", "datasets",
                "HessianWarning", "LambdaPairs", "HeatmapTree", "CRITERIA", "FORMAT_VERSION", "GROWTH",
                "HISTORY_METRICS", "NODE_DTYPE", "SOFTMAX_DEFAULTS", "LISTMLE_TIES"],
 }

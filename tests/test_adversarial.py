@@ -86,6 +86,7 @@ KERNELS = {
     "lambda_gradients": lambda s, y, p: lo.lambda_gradients(s, y, p, "ndcg"),
     "xendcg_gradients": lambda s, y, p: lo.xendcg_gradients(s, y, p, seed=0),
     "yetirank_gradients": lambda s, y, p: lo.yetirank_gradients(s, y, p),
+    "plrank_gradients": lambda s, y, p: lo.plrank_gradients(s, y, p, k=3, n_samples=20),
     "catboost_lambdamart_gradients": lambda s, y, p: lo.catboost_lambdamart_gradients(s, y, p),
     "catboost_yetirank_expected_gradients":
         lambda s, y, p: lo.catboost_yetirank_expected_gradients(s, y, p, n_samples=200),

@@ -71,3 +71,18 @@ def test_adapter_benchmark_reports_min_and_median_ratios_per_thread_count():
     assert r["ratio_median"] == r["ours_s_median"] / r["native_s_median"]
     assert r["max_pred_diff"] < 1e-9  # the parity preset: the same trees as the native objective
     assert isinstance(r["openmp"], str) and r["threading_layer"] in ("omp", "tbb", "workqueue")
+
+
+def test_plrank_peer_is_the_published_estimator_unbiased_for_the_enumerated_derivatives():
+    import numpy as np
+
+    import _oracles as oracle
+    from comparisons.bench.plrank import numpy_plrank
+
+    s, y = np.array([0.3, -0.5, 1.1, 0.0]), np.array([2.0, 0.0, 1.0, 3.0])
+    gains = 2.0 ** y - 1.0
+    rng = np.random.default_rng(0)
+    runs = np.array([np.concatenate(numpy_plrank(s, gains, 2, 50, rng)) for _ in range(400)])
+    d1, d2 = oracle.pl_expected_dcg_derivatives(list(s), list(y), 2)
+    z = np.abs(runs.mean(0) + np.r_[d1, d2]) / (runs.std(0, ddof=1) / np.sqrt(400))
+    assert z.max() < 4.5, z.round(2)

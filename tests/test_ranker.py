@@ -332,3 +332,9 @@ def test_init_scores_are_not_modified_and_predict_uses_the_best_iteration(small_
     assert m.best_iteration_ < len(m.trees_)  # it stopped after waiting
     np.testing.assert_array_equal(m.predict(d.X), m.predict(d.X, n_iterations=m.best_iteration_))
     assert not np.array_equal(m.predict(d.X), m.predict(d.X, n_iterations=len(m.trees_)))
+
+
+def test_plrank_is_refused_by_the_reference_trainer_with_the_engines_named(small_ranking):
+    d = small_ranking
+    with pytest.raises(ValueError, match="not available in the reference trainer"):
+        MARTRanker(metric="plrank", k=10, n_estimators=2).fit(d.X, d.y, group=d.group)

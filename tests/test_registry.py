@@ -131,6 +131,7 @@ _OPTION_VALUES = {"k": 2, "sigma": 2.0, "gain": "linear", "label_gain": [0.0, 1.
                   "decay": 0.5, "mode": "ndcg", "objective_seed": 11, "norm": False, "normalization": False,
                   "score_normalization": False, "exp_gain": False, "denominator": "position", "beta": 2.0,
                   "lambda_": 0.5, "ties": "stable"}
+_OPTION_VALUES.update({"n_samples": 5, "hessian": "raw"})  # PL-Rank's (hessian= changes only the Hessian)
 
 
 @pytest.mark.parametrize("name, preset, option", [

@@ -8,7 +8,9 @@ them all into one report (Markdown + JSON).
   objectives (and ``--profile``: where a custom-objective round goes);
 * :mod:`comparisons.bench.reference`: the reference trainer per tree (OLE, SE, exact OLE) against
   LightGBM on the same gradients;
-* :mod:`comparisons.bench.combine`: the exact linear combination against grid search.
+* :mod:`comparisons.bench.combine`: the exact linear combination against grid search;
+* :mod:`comparisons.bench.plrank`: our PL-Rank-3 kernel against the published algorithm as a numpy
+  per-query loop.
 
 Each module runs as ``python -m comparisons.bench.<module> [--quick]`` and exposes
 ``run(quick) -> dict`` whose figures are ratios against a peer timed in the same run, with min and
@@ -27,7 +29,7 @@ from pathlib import Path
 from .._machine import log, machine_record
 from .._runner import run_isolated
 
-MODULES = ("io", "kernels", "adapters", "reference", "combine")
+MODULES = ("io", "kernels", "adapters", "reference", "combine", "plrank")
 
 #: thread counts every thread-dependent ratio is reported at (the CI machine has 2 cores)
 THREADS = tuple(sorted({1, min(2, os.cpu_count() or 1)}))

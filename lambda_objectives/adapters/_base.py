@@ -14,6 +14,7 @@ from .. import _registry as reg
 from .._config import ENGINE_FLOAT
 from .._threads import numba_threads
 from ..checks import check_finite, check_k, check_n_threads, check_options, check_training_data
+from ..plrank import check_plrank_options
 from ..yetirank import check_yetirank_options
 from .presets import BACKENDS
 
@@ -67,6 +68,8 @@ class LambdaObjective:
         check_options(self.metric, given, preset)
         if self.metric == "yetirank":
             check_yetirank_options(**kernel_options)  # the values, at construction, not at the first round
+        if self.metric == "plrank":
+            check_plrank_options(self.k, **kernel_options)
         self.kernel_options = dict(kernel_options)
         self._slots = {}
         self.n_calls = 0

@@ -12,8 +12,8 @@
   and its ``QuerySoftMax`` (``"softmax"``, again the exact back end's computation: equal to CatBoost's
   probed derivatives, ``_kernels/listwise.py``).
 
-``"yetirank"`` draws fresh pairs every call: the state keeps a round counter that each call
-advances (the engines call the objective once per boosting round), so round ``r`` of a run uses
+``"yetirank"`` draws fresh pairs every call (``"plrank"`` fresh rankings): the state keeps a round
+counter that each call advances (the engines call the objective once per boosting round), so round ``r`` of a run uses
 the draws of ``(seed, r, query)`` whatever the thread count.
 
 Each back end has ``prepare(objective, state, weights)``, run once per data set, and
@@ -34,6 +34,7 @@ from ..catboost_gradients import _check_options as check_catboost_options
 from ..catboost_gradients import catboost_lambdamart_gradients
 from ..lambdas import lambda_gradients
 from ..xendcg import xendcg_gradients
+from ..plrank import plrank_gradients
 from ..yetirank import yetirank_gradients
 
 _TABLES = {}
@@ -59,6 +60,8 @@ def _prepare_exact(obj, st, weights):
     if obj.metric == "yetirank":
         st["yetirank"] = {"seed": 0, **obj.kernel_options}  # yetirank_gradients' defaults are CatBoost's
         st["round"] = 0
+    if obj.metric == "plrank":
+        st["round"] = 0  # fresh rankings every call, keyed by (seed, round, query) as YetiRank's pairs
     st["doc_w"] = None if weights is None else np.ascontiguousarray(weights, dtype=FLOAT)
     st["g64"] = np.zeros(n, FLOAT)
     st["h64"] = np.zeros(n, FLOAT)
@@ -82,6 +85,10 @@ def _compute_exact(obj, st, scores):
     elif obj.metric == "yetirank":
         yetirank_gradients(s, st["labels"], st["ptr"], iteration=st["round"], out=(g64, h64), n_threads=obj.n_threads,
                            **st["yetirank"])
+        st["round"] += 1
+    elif obj.metric == "plrank":
+        plrank_gradients(s, st["labels"], st["ptr"], k=obj.k, iteration=st["round"], out=(g64, h64),
+                         n_threads=obj.n_threads, **obj.kernel_options)
         st["round"] += 1
     else:
         lambda_gradients(s, st["labels"], st["ptr"], obj.metric, obj.k, obj.sigma,
