@@ -102,7 +102,7 @@ WEIGHT_FUNCTION_OPTIONS = PAIR_OPTIONS + ("gain", "label_gain")
 _XGB_OPTIONS = ("normalization", "score_normalization")
 # CatBoost's LambdaMart reads top (and type, denominator) for NDCG only
 _CATBOOST_NO_TOP = ("sigma", "norm")
-_YETIRANK_OPTIONS = ("permutations", "decay", "mode", "seed")
+_YETIRANK_OPTIONS = ("permutations", "decay", "mode", "num_neighbors", "top", "noise", "noise_power", "seed")
 
 _ROWS = (
     Entry("ndcg", NDCG, UNLESS_LINEAR, True, True, _gain_inputs, ("gain", "label_gain"),

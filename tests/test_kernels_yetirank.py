@@ -12,13 +12,15 @@ import pytest
 from lambda_objectives._kernels import yetirank as yk
 
 
-def _run(s, y, ptr, seed=0, rnd=0, permutations=10, decay=0.85, mode=yk.CLASSIC, weights=None):
+def _run(s, y, ptr, seed=0, rnd=0, permutations=10, decay=0.85, mode=yk.CLASSIC, weights=None, noise=yk.GUMBEL,
+         noise_power=1.0, top=-1, neighbors=1):
     n = len(s)
     g, h = np.empty(n), np.empty(n)
     w = np.ones(len(ptr) - 1) if weights is None else np.asarray(weights, dtype=float)
     with np.errstate(over="ignore", divide="ignore"):  # the generator wraps by design (numba off: numpy warns)
         yk.yetirank_driver(np.asarray(s, float), np.asarray(y, float), np.asarray(ptr, np.int64), w,
-                           np.uint64(seed), np.uint64(rnd), permutations, decay, mode, g, h)
+                           np.uint64(seed), np.uint64(rnd), permutations, decay, mode, noise, noise_power, top,
+                           neighbors, g, h)
     return g, h
 
 

@@ -103,7 +103,8 @@ def test_inputs_are_not_mutated_and_out_and_query_weights_work():
 
 
 def test_defaults_are_catboosts_and_lambda_gradients_dispatches_yetirank():
-    assert YETIRANK_DEFAULTS == {"permutations": 10, "decay": 0.85, "mode": "classic"}
+    assert YETIRANK_DEFAULTS == {"permutations": 10, "decay": 0.85, "mode": "classic", "num_neighbors": 1,
+                                 "top": None, "noise": "gumbel", "noise_power": 1.0}
     assert "yetirank" in OBJECTIVES
     s, y, ptr = _data(3)
     np.testing.assert_array_equal(lambda_gradients(s, y, ptr, "yetirank", seed=4)[0],
