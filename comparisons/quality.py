@@ -53,6 +53,8 @@ SYSTEMS = {
     ("lightgbm", "ours xendcg"): ("ours", "xendcg", {}),
     ("lightgbm", "ours yetirank"): ("ours", "yetirank", {}),
     ("lightgbm", "ours plrank"): ("ours", "plrank@10", {}),  # PL-Rank-3 + Hessian, E[DCG@10], 200 rankings
+    ("lightgbm", "ours yetirank mrr"): ("ours", "yetirank", {"mode": "mrr"}),  # YetiLoss (issue #33)
+    ("lightgbm", "ours yetirank map"): ("ours", "yetirank", {"mode": "map"}),
     ("xgboost", "native rank:ndcg"): ("native", {"objective": "rank:ndcg"}),
     ("xgboost", "native rank:pairwise"): ("native", {"objective": "rank:pairwise"}),
     ("xgboost", "ours ndcg"): ("ours", "ndcg", {}),
@@ -65,8 +67,12 @@ SYSTEMS = {
     ("xgboost", "ours xendcg"): ("ours", "xendcg", {}),
     ("xgboost", "ours yetirank"): ("ours", "yetirank", {}),
     ("xgboost", "ours plrank"): ("ours", "plrank@10", {}),
+    ("xgboost", "ours yetirank mrr"): ("ours", "yetirank", {"mode": "mrr"}),  # YetiLoss (issue #33)
+    ("xgboost", "ours yetirank map"): ("ours", "yetirank", {"mode": "map"}),
     ("catboost", "native LambdaMart NDCG"): ("native", {"loss_function": "LambdaMart:metric=NDCG"}),
     ("catboost", "native YetiRank"): ("native", {"loss_function": "YetiRank"}),
+    ("catboost", "native YetiRank MRR"): ("native", {"loss_function": "YetiRank:mode=MRR"}),
+    ("catboost", "native YetiRank MAP"): ("native", {"loss_function": "YetiRank:mode=MAP"}),
     # the CatBoost attribution (docs/reproducing.md): its gradient in the other engines, LightGBM trained
     # the way CatBoost trains, and CatBoost's own defaults switched on one at a time (TRAINING below)
     ("lightgbm", "ours catboost-lambdamart"): ("ours", "ndcg", {"preset": "catboost"}),

@@ -104,7 +104,7 @@ WEIGHT_FUNCTION_OPTIONS = PAIR_OPTIONS + ("gain", "label_gain")
 _XGB_OPTIONS = ("normalization", "score_normalization")
 # CatBoost's LambdaMart reads top (and type, denominator) for NDCG only
 _CATBOOST_NO_TOP = ("sigma", "norm")
-_YETIRANK_OPTIONS = ("permutations", "decay", "mode", "seed")
+_YETIRANK_OPTIONS = ("permutations", "decay", "mode", "num_neighbors", "top", "noise", "noise_power", "seed")
 # PL-Rank-3 (its own kernel): the cut-off K of E[DCG@K], rankings per query, seed, the Hessian's handling
 _PLRANK_OPTIONS = ("k", "n_samples", "seed", "hessian")
 

@@ -213,7 +213,8 @@ class YetiRank:
     """YetiRank (CatBoost's ``YetiRank``) through :func:`lambda_objectives.yetirank_gradients`: round
     ``r`` uses the draws of ``(seed, r, query)``, ``seed`` = ``random_state`` unless ``kernel_options``
     give one. The recorded loss is the pairwise logistic loss of the neighbour pairs of the
-    noise-free ranking (every ``u = 1/2``, the noise's median), so the loss history is deterministic."""
+    noise-free ranking (every ``u = 1/2``, the noise's median), so the loss history is deterministic
+    (``mode="classic"``, and ``"ndcg"`` with one neighbour and no ``top``; NaN for the other modes)."""
 
     n_columns = 1
 
@@ -224,7 +225,9 @@ class YetiRank:
         if unknown:
             raise ValueError(f"YetiRank takes kernel_options {sorted(YETIRANK_DEFAULTS) + ['seed']}, got {sorted(unknown)}")
         opts = {**YETIRANK_DEFAULTS, "seed": 0 if random_state is None else random_state, **kernel_options}
-        self.permutations, self.decay, self.mode, self.seed = check_yetirank_options(**opts)
+        self.options = check_yetirank_options(**opts)
+        self.permutations, self.decay, self.mode, self.seed = (self.options[k] for k in
+                                                               ("permutations", "decay", "mode", "seed"))
         self.n_threads = n_threads
         self.round = 0
         self.last_pairs = None
@@ -235,11 +238,13 @@ class YetiRank:
     def gradients(self, F, y, ptr, g, h):
         from lambda_objectives import yetirank_gradients
 
-        yetirank_gradients(F, y, ptr, permutations=self.permutations, decay=self.decay, mode=self.mode,
-                           seed=self.seed, iteration=self.round, out=(g, h), n_threads=self.n_threads)
+        yetirank_gradients(F, y, ptr, iteration=self.round, out=(g, h), n_threads=self.n_threads, **self.options)
         self.round += 1
 
     def loss(self, F, y, ptr):
+        o = self.options
+        if o["mode"] not in ("classic", "ndcg") or o["top"] is not None or o["num_neighbors"] != 1:
+            return float("nan")  # the YetiLoss modes' pairs are not written out here: no loss history
         total = 0.0
         for a, b in zip(ptr[:-1], ptr[1:]):
             if b - a < 2:

@@ -606,12 +606,41 @@ def test_yetirank_runs_are_reproducible_and_seeded():
     assert not np.array_equal(fit(1), fit(2))
 
 
+@pytest.mark.parametrize("opts", [{"mode": "mrr", "num_neighbors": 2}, {"mode": "map", "noise": "gauss", "top": 5},
+                                  {"mode": "err", "num_neighbors": -1}])
+def test_yetiloss_modes_train_seeded_and_thread_independent_in_both_engines(opts):
+    """The YetiLoss options reach the kernel through both adapters: a run is fixed by its seed, the
+    same bit for bit with our kernel on 1 or 2 threads, and another seed or mode trains another model."""
+    from lambda_objectives import make_ranking
+
+    d = make_ranking(30, docs_per_query=(4, 15), n_features=5, seed=6)
+    y = d.y / 4.0 if opts["mode"] == "err" else d.y  # ERR: stop probabilities
+
+    def fit(engine, seed=1, threads=1, **kw):
+        o = {**opts, **kw}
+        if engine == "lightgbm":
+            obj = LightGBMObjective("yetirank", seed=seed, n_threads=threads, **o)
+            return lgb.train(dict(LGB_PARAMS, objective=obj), lgb.Dataset(d.X, y, group=d.group), 6).predict(d.X)
+        obj = XGBoostObjective("yetirank", seed=seed, n_threads=threads, **o)
+        return xgb.train({"nthread": 1, "max_depth": 3}, xgb.DMatrix(d.X, y, group=d.group), 6, obj=obj).predict(
+            xgb.DMatrix(d.X))
+
+    for engine in ("lightgbm", "xgboost"):
+        one = fit(engine)
+        np.testing.assert_array_equal(one, fit(engine, threads=2))
+        assert not np.array_equal(one, fit(engine, seed=2))
+        assert not np.array_equal(one, fit(engine, mode="ndcg"))
+
+
 @pytest.mark.parametrize("kwargs, match", [
     ({"k": 10}, "no cutoff"),
     ({"sigma": 2.0}, "no sigma"),
     ({"permutations": 0}, "permutations must be an integer >= 1"),
     ({"decay": 0.0}, r"decay must be a number in \(0, 1\]"),
-    ({"mode": "err"}, "implements only"),
+    ({"mode": "pfound"}, "mode must be one of"),
+    ({"top": 3}, "top=3: mode='classic' .* does not read it"),
+    ({"mode": "map", "decay": 0.5}, "decay=0.5: mode='map' .* does not read it"),
+    ({"mode": "mrr", "noise": "gauss", "noise_power": -1.0}, "noise_power must be a finite number > 0"),
     ({"seed": -3}, "seed must be an integer >= 0"),
     ({"norm": False}, "unknown options for metric='yetirank'"),
     ({"preset": "lightgbm"}, "unknown metric 'yetirank'"),

@@ -12,13 +12,15 @@ import pytest
 from lambda_objectives._kernels import yetirank as yk
 
 
-def _run(s, y, ptr, seed=0, rnd=0, permutations=10, decay=0.85, mode=yk.CLASSIC, weights=None):
+def _run(s, y, ptr, seed=0, rnd=0, permutations=10, decay=0.85, mode=yk.CLASSIC, weights=None, noise=yk.GUMBEL,
+         noise_power=1.0, top=-1, neighbors=1):
     n = len(s)
     g, h = np.empty(n), np.empty(n)
     w = np.ones(len(ptr) - 1) if weights is None else np.asarray(weights, dtype=float)
     with np.errstate(over="ignore", divide="ignore"):  # the generator wraps by design (numba off: numpy warns)
         yk.yetirank_driver(np.asarray(s, float), np.asarray(y, float), np.asarray(ptr, np.int64), w,
-                           np.uint64(seed), np.uint64(rnd), permutations, decay, mode, g, h)
+                           np.uint64(seed), np.uint64(rnd), permutations, decay, mode, noise, noise_power, top,
+                           neighbors, g, h)
     return g, h
 
 
@@ -130,16 +132,22 @@ def _many_queries():
     return rng.normal(size=ptr[-1]), rng.integers(0, 5, ptr[-1]).astype(float), ptr
 
 
-def test_bit_identical_at_one_and_two_threads():
+@pytest.mark.parametrize("kw", [{}, {"mode": yk.MRR, "neighbors": -1, "noise": yk.GAUSS, "noise_power": 0.5},
+                                {"mode": yk.MAP, "neighbors": 3, "top": 10}, {"mode": yk.ERR, "neighbors": 2},
+                                {"mode": yk.DCG, "top": 5, "noise": yk.NO_NOISE}])
+def test_bit_identical_at_one_and_two_threads(kw):
     from lambda_objectives import numba_threads
 
     s, y, ptr = _many_queries()
+    if kw.get("mode") == yk.ERR:
+        y = y / 4.0  # stop probabilities
     with numba_threads(1):
-        one = _run(s, y, ptr, seed=9, rnd=4)
+        one = _run(s, y, ptr, seed=9, rnd=4, **kw)
     with numba_threads(2):
-        two = _run(s, y, ptr, seed=9, rnd=4)
+        two = _run(s, y, ptr, seed=9, rnd=4, **kw)
     np.testing.assert_array_equal(one[0], two[0])
     np.testing.assert_array_equal(one[1], two[1])
+    assert np.any(one[0] != 0)
 
 
 _NO_JIT = """
@@ -150,6 +158,8 @@ rng = np.random.default_rng(8)
 ptr = np.array([0, 7, 8, 20])
 s, y = rng.normal(size=20), rng.integers(0, 4, 20).astype(float)
 out = [yetirank_gradients(s, y, ptr, seed=5, iteration=2, mode=m) for m in ("classic", "ndcg")]
+out += [yetirank_gradients(s, y / 4 if m == "err" else y, ptr, seed=5, iteration=2, mode=m, num_neighbors=-1, top=4,
+                           noise="gauss", noise_power=0.7) for m in ("dcg", "mrr", "err", "map")]
 print(json.dumps([[float(v).hex() for v in a] for pair in out for a in pair]))
 """
 

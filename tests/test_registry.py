@@ -130,8 +130,11 @@ _OPTION_VALUES = {"k": 2, "sigma": 2.0, "gain": "linear", "label_gain": [0.0, 1.
                   "threshold": 1.5, "normalize": "lambdarank", "mu": 3.0, "seed": 7, "permutations": 3,
                   "decay": 0.5, "mode": "ndcg", "objective_seed": 11, "norm": False, "normalization": False,
                   "score_normalization": False, "exp_gain": False, "denominator": "position", "beta": 2.0,
-                  "lambda_": 0.5, "ties": "stable"}
+                  "lambda_": 0.5, "ties": "stable", "num_neighbors": 2, "top": 2, "noise": "gauss", "noise_power": 0.3}
 _OPTION_VALUES.update({"n_samples": 5, "hessian": "raw"})  # PL-Rank's (hessian= changes only the Hessian)
+#: the setting under which an option is read (YetiRank refuses one its mode or noise ignores)
+_OPTION_CONTEXT = {"decay": {"mode": "classic"}, "num_neighbors": {"mode": "ndcg"}, "top": {"mode": "ndcg"},
+                   "noise_power": {"noise": "gauss"}}
 
 
 @pytest.mark.parametrize("name, preset, option", [
@@ -151,7 +154,7 @@ def test_every_option_the_table_lists_is_read(name, preset, option):
     if name == "map" and preset == "xgboost":
         y = (y > 1).astype(float)  # rank:map takes binary labels
     value = "exp" if (option, preset) == ("gain", "catboost") else _OPTION_VALUES[option]  # CatBoost's default is linear
-    mode = {"mode": "classic"} if option == "decay" else {}
+    mode = _OPTION_CONTEXT.get(option, {})
     base = LightGBMObjective(name, preset=preset, check_hessian=False, **mode)
     other = LightGBMObjective(name, preset=preset, check_hessian=False, **mode, **{option: value})
     (g0, h0), (g1, h1) = base.gradients(s, y, ptr), other.gradients(s, y, ptr)

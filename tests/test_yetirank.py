@@ -103,7 +103,8 @@ def test_inputs_are_not_mutated_and_out_and_query_weights_work():
 
 
 def test_defaults_are_catboosts_and_lambda_gradients_dispatches_yetirank():
-    assert YETIRANK_DEFAULTS == {"permutations": 10, "decay": 0.85, "mode": "classic"}
+    assert YETIRANK_DEFAULTS == {"permutations": 10, "decay": 0.85, "mode": "classic", "num_neighbors": 1,
+                                 "top": None, "noise": "gumbel", "noise_power": 1.0}
     assert "yetirank" in OBJECTIVES
     s, y, ptr = _data(3)
     np.testing.assert_array_equal(lambda_gradients(s, y, ptr, "yetirank", seed=4)[0],
@@ -119,9 +120,20 @@ def test_defaults_are_catboosts_and_lambda_gradients_dispatches_yetirank():
     ({"decay": 0.0}, r"decay must be a number in \(0, 1\]"),
     ({"decay": 1.01}, r"decay must be a number in \(0, 1\]"),
     ({"decay": float("nan")}, r"decay must be a number in \(0, 1\]"),
-    ({"mode": "map"}, "CatBoost's YetiRank has it but this package implements only"),
-    ({"mode": "MRR"}, "implements only"),
     ({"mode": "pfound"}, "mode must be one of"),
+    ({"num_neighbors": 0, "mode": "mrr"}, "num_neighbors must be an integer >= 1, or -1"),
+    ({"num_neighbors": 1.5, "mode": "mrr"}, "num_neighbors must be an integer"),
+    ({"top": 0, "mode": "map"}, "top must be an integer >= 1"),
+    ({"noise": "uniform"}, "noise must be one of"),
+    ({"noise": "gauss", "noise_power": 0.0}, "noise_power must be a finite number > 0"),
+    ({"noise": "gauss", "noise_power": float("inf")}, "noise_power must be a finite number > 0"),
+    # an option the mode or noise does not read is refused, not ignored
+    ({"mode": "mrr", "decay": 0.5}, "decay=0.5: mode='mrr' .* does not read it"),
+    ({"top": 3}, "top=3: mode='classic' .* does not read it"),
+    ({"num_neighbors": 2}, "num_neighbors=2: mode='classic' .* does not read it"),
+    ({"noise_power": 2.0}, "noise_power=2.0: noise='gumbel' .* does not read it"),
+    ({"noise": "no", "permutations": 5}, "permutations=5: noise='no' .* does not read it"),
+    ({"mode": "err"}, "mode='err' reads labels as stop probabilities in \\[0, 1\\].*row 1 is 2"),
     ({"seed": -1}, "seed must be an integer >= 0"),
     ({"seed": 2 ** 64}, "seed must be an integer >= 0 and < 2\\*\\*64"),
     ({"seed": 1.5}, "seed must be an integer"),
@@ -175,3 +187,78 @@ def test_decay_with_ndcg_mode_is_refused_not_ignored():
         yetirank_gradients(s, y, ptr, mode="ndcg", decay=0.5)
     # the default decay is not a request: mode="ndcg" alone works
     yetirank_gradients(s, y, ptr, mode="ndcg")
+
+
+def _binary_queries(seed=0):
+    """Four short queries, two graded relevant documents each (MRR/MAP/ERR need both classes)."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(3, 7, size=4)
+    y = np.concatenate([rng.permutation(np.r_[rng.integers(1, 3, size=2), np.zeros(m - 2)]) for m in sizes])
+    return np.round(rng.normal(size=y.size), 1), y, np.r_[0, np.cumsum(sizes)]
+
+
+@pytest.mark.parametrize("opts", [
+    {"mode": "dcg"}, {"mode": "ndcg", "num_neighbors": 2, "top": 3}, {"mode": "mrr"},
+    {"mode": "mrr", "num_neighbors": -1}, {"mode": "err"}, {"mode": "err", "num_neighbors": -1, "top": 2},
+    {"mode": "map"}, {"mode": "map", "num_neighbors": 3, "top": 4}, {"mode": "classic", "noise": "gauss"},
+    {"mode": "ndcg", "noise": "gauss", "noise_power": 0.5},
+], ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
+def test_every_mode_and_noise_matches_catboosts_own_yetirank_in_expectation(opts):
+    """CatBoost's YetiRank:mode=…, 10 seeds × 200 rankings, against ours over 10 rounds: a z-test per
+    document on der1 and der2 (ERR reads labels as probabilities: grades 0/1/2 become 0/0.25/0.75)."""
+    pytest.importorskip("catboost", reason="catboost is not installed (pip install 'lambda_objectives[catboost]')")
+    from lambda_objectives.yetirank import yetirank_catboost_row
+
+    s, y, ptr = _binary_queries()
+    if opts["mode"] == "err":
+        y = np.array([0.0, 0.25, 0.75])[y.astype(int)]
+    row = yetirank_catboost_row(s, y, ptr, n_seeds=10, permutations=200, **opts)
+    assert row["reproduced"] == "pass" and row["mode"] == opts["mode"], row
+
+
+@pytest.mark.parametrize("opts, wrong", [
+    ({"mode": "map", "num_neighbors": 3, "top": 4}, {"num_neighbors": 1}),   # the partners count
+    ({"mode": "mrr", "num_neighbors": -1}, {"mode": "map"}),                 # the weight
+    ({"mode": "ndcg", "noise": "gauss", "noise_power": 0.5}, {"noise_power": 0.25}),  # deviation, not variance
+])
+def test_the_catboost_comparison_tells_a_wrong_option_apart(monkeypatch, opts, wrong):
+    pytest.importorskip("catboost", reason="catboost is not installed (pip install 'lambda_objectives[catboost]')")
+    import lambda_objectives.yetirank as yr
+
+    s, y, ptr = _binary_queries()
+    real = yr.yetirank_gradients
+    monkeypatch.setattr(yr, "yetirank_gradients", lambda *a, **kw: real(*a, **{**kw, **wrong}))
+    assert yr.yetirank_catboost_row(s, y, ptr, n_seeds=10, permutations=200, **opts)["reproduced"] == "differs"
+
+
+@pytest.mark.parametrize("opts, labels", [
+    ({"mode": "classic", "noise": "no"}, "distinct"), ({"mode": "map", "noise": "no", "num_neighbors": -1}, "binary"),
+    ({"mode": "err", "noise": "no", "num_neighbors": -1}, "binary"),
+    ({"mode": "mrr", "noise": "no", "num_neighbors": -1}, "binary"),
+    ({"mode": "ndcg", "noise": "none", "num_neighbors": -1, "top": 2}, "distinct"),
+])
+def test_without_noise_every_weight_is_catboosts_to_its_float32(opts, labels):
+    """No noise: one ranking, so CatBoost's derivatives and ours agree document by document (CatBoost
+    keeps pair weights in float32); every document is in a pair, as the probe needs."""
+    pytest.importorskip("catboost", reason="catboost is not installed (pip install 'lambda_objectives[catboost]')")
+    from lambda_objectives.yetirank import yetirank_catboost_row
+
+    rng = np.random.default_rng(1)
+    sizes = np.array([4, 5, 3])
+    s = np.round(rng.normal(size=sizes.sum()), 2)
+    if labels == "distinct":
+        y = np.concatenate([rng.permutation(m).astype(float) for m in sizes])
+    else:
+        y = np.concatenate([rng.permutation(np.r_[1.0, 2.0, np.zeros(m - 2)]) for m in sizes])
+        y = y / 4 if opts["mode"] == "err" else y
+    row = yetirank_catboost_row(s, y, np.r_[0, np.cumsum(sizes)], n_seeds=2, **opts)
+    assert row["reproduced"] == "pass" and row["der1_median_rel"] < 1e-6, row
+
+
+def test_noise_free_modes_are_deterministic_and_gauss_noise_is_seeded():
+    s, y, ptr = _binary_queries(3)
+    a = yetirank_gradients(s, y, ptr, mode="map", noise="no", seed=1, iteration=0)[0]
+    np.testing.assert_array_equal(a, yetirank_gradients(s, y, ptr, mode="map", noise="no", seed=9, iteration=5)[0])
+    g = yetirank_gradients(s, y, ptr, mode="mrr", noise="gauss", seed=1, iteration=0)[0]
+    np.testing.assert_array_equal(g, yetirank_gradients(s, y, ptr, mode="mrr", noise="gauss", seed=1, iteration=0)[0])
+    assert not np.array_equal(g, yetirank_gradients(s, y, ptr, mode="mrr", noise="gauss", seed=2, iteration=0)[0])
