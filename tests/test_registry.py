@@ -129,7 +129,8 @@ def test_engine_eval_names_are_the_engines_own_and_ndcg_matches_ours(row):
 _OPTION_VALUES = {"k": 2, "sigma": 2.0, "gain": "linear", "label_gain": [0.0, 1.0, 5.0, 6.0], "max_label": 5.0,
                   "threshold": 1.5, "normalize": "lambdarank", "mu": 3.0, "seed": 7, "permutations": 3,
                   "decay": 0.5, "mode": "ndcg", "objective_seed": 11, "norm": False, "normalization": False,
-                  "score_normalization": False, "exp_gain": False, "denominator": "position"}
+                  "score_normalization": False, "exp_gain": False, "denominator": "position",
+                  "pair_method": "mean", "num_pair_per_sample": 2}
 
 
 @pytest.mark.parametrize("name, preset, option", [

@@ -16,7 +16,7 @@ advances (the engines call the objective once per boosting round), so round ``r`
 the draws of ``(seed, r, query)`` whatever the thread count.
 
 ``pair_method="mean"`` under ``"xgboost"`` draws what XGBoost 3.0-3.3 draws in boosting round
-``objective.iteration`` (:class:`XGBoostObjective` advances it per engine call; see
+``objective.iteration`` (advanced by every engine call; see
 :func:`xgboost_mean_seed_offset` for the versions).
 
 Each back end has ``prepare(objective, state, weights)``, run once per data set, and
@@ -209,9 +209,6 @@ def _prepare_xgboost(obj, st, weights):
     n_q = st["ptr"].shape[0] - 1
     method, pairs = _xgb_pairs(obj)
     if method == "mean":
-        if not hasattr(obj, "iteration"):
-            raise ValueError("pair_method='mean' draws XGBoost's pairs of a boosting round, which only "
-                             "XGBoostObjective counts; use XGBoostObjective, or pair_method='topk'")
         st["seed_offset"] = xgboost_mean_seed_offset()
     exp_gain = bool(obj.kernel_options.get("exp_gain", True))
     if obj.metric == "map" and np.any((lab != 0) & (lab != 1)):

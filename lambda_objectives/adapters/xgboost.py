@@ -41,10 +41,6 @@ class XGBoostObjective(LambdaObjective):
     _margin_name = "base_margin"
 
     def __init__(self, *args, min_child_weight=1.0, **kwargs):
-        #: the boosting round XGBoost would pass its native objective at the next engine call
-        #: (``pair_method="mean"`` draws by it); advanced by every call, set by :meth:`iteration_callback`
-        self.iteration = 0
-        self._follow_engine = False
         super().__init__(*args, **kwargs)
         if isinstance(min_child_weight, bool) or not (np.isfinite(min_child_weight) and min_child_weight >= 0):
             raise ValueError(f"min_child_weight must be a finite number >= 0 (XGBoost's parameter), "
@@ -58,10 +54,7 @@ class XGBoostObjective(LambdaObjective):
         if ptr.size == 0:
             raise ValueError("the DMatrix has no query groups: pass qid= or group= to xgb.DMatrix")
         st = self._state(dtrain, dtrain.get_label(), ptr, dtrain.get_weight(), self.min_child_weight)
-        out = self._compute(st, predt)
-        if not self._follow_engine:
-            self.iteration += 1
-        return out
+        return self._compute(st, predt)
 
     def iteration_callback(self):
         """An ``xgb.callback.TrainingCallback`` that sets :attr:`iteration` to the engine's own round
