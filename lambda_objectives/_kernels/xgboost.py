@@ -51,21 +51,17 @@ def _xgb_map_stats(ys, n_rel, acc):
         acc[r] = acc[r - 1] + ys[r] / np.float64(r + 1)
 
 
-@njit(cache=True)
-def _xgb_pair(ss, gs, discount, metric, inv_idcg, n_rel, acc, rh, rl, yh, yl, scale):
-    """The engine's ``LambdaGrad`` for one pair at rank positions ``rh`` (the larger label ``yh``) and
-    ``rl``: the float32 lambda and Hessian added to the pair (``ss``/``gs``/``n_rel``/``acc`` by position)."""
-    n = ss.shape[0]
-    sd = ss[rh] - ss[rl]  # float32 arithmetic, as the engine
-    dscore = np.float64(abs(sd))
-    sig = np.float64(_xgb_sigmoid(sd))
+@njit(cache=True, inline="always")  # inlined in numba's IR: as a call it slowed the topk loop down
+def _xgb_delta(gs, discount, metric, inv_idcg, n_rel, acc, rh, rl, yh, yl):
+    """The engine's |ΔZ| of one pair at rank positions ``rh`` (the larger label ``yh``) and ``rl``
+    (``DeltaNDCG`` with the untruncated discount, ``DeltaMAP``, or 1 for ``rank:pairwise``)."""
     if metric == NDCG:
         gh = gs[rh]
         gl = gs[rl]
         dh = discount[rh]
         dl = discount[rl]
-        delta = ((gh * dh + gl * dl) - (gl * dh + gh * dl)) * inv_idcg
-    elif metric == MAP:
+        return abs(((gh * dh + gl * dl) - (gl * dh + gh * dl)) * inv_idcg)
+    if metric == MAP:
         a_r = rh
         b_r = rl
         ya = yh
@@ -75,24 +71,14 @@ def _xgb_pair(ss, gs, discount, metric, inv_idcg, n_rel, acc, rh, rl, yh, yl, sc
             ya, yb = yb, ya
         r_h = a_r + 1.0
         r_l = b_r + 1.0
-        tot = n_rel[n - 1]
+        tot = n_rel[n_rel.shape[0] - 1]
         m = n_rel[b_r]
         nn = n_rel[a_r]
         bb = acc[b_r - 1] - acc[a_r]
         if ya < yb:
-            delta = ((m / r_l - (nn + 1.0) / r_h) - bb) / tot
-        else:
-            delta = ((nn / r_h - m / r_l) + bb) / tot
-    else:
-        delta = 1.0
-    delta = abs(delta)
-    if scale:
-        delta /= (dscore + 0.01)
-    lam = (sig - 1.0) * delta
-    hs = max(sig * (1.0 - sig), 1e-16) * delta * 2.0
-    fg = np.float32(lam)
-    fh = np.float32(hs)
-    return fg, fh
+            return abs(((m / r_l - (nn + 1.0) / r_h) - bb) / tot)
+        return abs(((nn / r_h - m / r_l) + bb) / tot)
+    return 1.0
 
 
 @njit(cache=True)
@@ -133,7 +119,13 @@ def _xgb_query(s, y, gains, discount, metric, inv_idcg, k, score_norm, norm, w, 
                 rl = j
                 yh = yi
                 yl = yj
-            fg, fh = _xgb_pair(ss, gs, discount, metric, inv_idcg, n_rel, acc, rh, rl, yh, yl, scale)
+            delta = _xgb_delta(gs, discount, metric, inv_idcg, n_rel, acc, rh, rl, yh, yl)
+            sd = ss[rh] - ss[rl]  # float32 arithmetic, as the engine
+            if scale:
+                delta /= (np.float64(abs(sd)) + 0.01)
+            sig = np.float64(_xgb_sigmoid(sd))
+            fg = np.float32((sig - 1.0) * delta)
+            fh = np.float32(max(sig * (1.0 - sig), 1e-16) * delta * 2.0)
             gp[rh] = gp[rh] + fg
             hp[rh] = hp[rh] + fh
             gp[rl] = gp[rl] - fg
@@ -245,8 +237,14 @@ def _xgb_mean_query(s, y, gains, discount, metric, inv_idcg, m, seed, score_norm
                     else:
                         rh = b
                         rl = a
-                    fg, fh = _xgb_pair(ss, gs, discount, metric, inv_idcg, n_rel, acc, rh, rl, ys[rh], ys[rl],
-                                       scale)
+                    # the topk loop's pair gradient (LambdaGrad), on the sampled pair
+                    delta = _xgb_delta(gs, discount, metric, inv_idcg, n_rel, acc, rh, rl, ys[rh], ys[rl])
+                    sd = ss[rh] - ss[rl]
+                    if scale:
+                        delta /= (np.float64(abs(sd)) + 0.01)
+                    sig = np.float64(_xgb_sigmoid(sd))
+                    fg = np.float32((sig - 1.0) * delta)
+                    fh = np.float32(max(sig * (1.0 - sig), 1e-16) * delta * 2.0)
                     gp[rh] = gp[rh] + fg
                     hp[rh] = hp[rh] + fh
                     gp[rl] = gp[rl] - fg
