@@ -101,7 +101,7 @@ PAIR_OPTIONS = ("k", "sigma", "normalize")
 #: what a user's @njit pair weight takes (its gains come from ``gain`` / ``label_gain``)
 WEIGHT_FUNCTION_OPTIONS = PAIR_OPTIONS + ("gain", "label_gain")
 # XGBoost's rank:* options of every metric; sigma is fixed at 1 there
-_XGB_OPTIONS = ("normalization", "score_normalization")
+_XGB_OPTIONS = ("normalization", "score_normalization", "pair_method", "num_pair_per_sample")
 # CatBoost's LambdaMart reads top (and type, denominator) for NDCG only
 _CATBOOST_NO_TOP = ("sigma", "norm")
 _YETIRANK_OPTIONS = ("permutations", "decay", "mode", "num_neighbors", "top", "noise", "noise_power", "seed")

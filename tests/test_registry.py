@@ -130,7 +130,8 @@ _OPTION_VALUES = {"k": 2, "sigma": 2.0, "gain": "linear", "label_gain": [0.0, 1.
                   "threshold": 1.5, "normalize": "lambdarank", "mu": 3.0, "seed": 7, "permutations": 3,
                   "decay": 0.5, "mode": "ndcg", "objective_seed": 11, "norm": False, "normalization": False,
                   "score_normalization": False, "exp_gain": False, "denominator": "position", "beta": 2.0,
-                  "lambda_": 0.5, "ties": "stable", "num_neighbors": 2, "top": 2, "noise": "gauss", "noise_power": 0.3}
+                  "lambda_": 0.5, "ties": "stable", "num_neighbors": 2, "top": 2, "noise": "gauss", "noise_power": 0.3,
+                  "pair_method": "mean", "num_pair_per_sample": 2}
 _OPTION_VALUES.update({"n_samples": 5, "hessian": "raw"})  # PL-Rank's (hessian= changes only the Hessian)
 #: the setting under which an option is read (YetiRank refuses one its mode or noise ignores)
 _OPTION_CONTEXT = {"decay": {"mode": "classic"}, "num_neighbors": {"mode": "ndcg"}, "top": {"mode": "ndcg"},

@@ -73,6 +73,10 @@ class LambdaObjective:
         self.kernel_options = dict(kernel_options)
         self._slots = {}
         self.n_calls = 0
+        #: the boosting round of the next engine call (preset="xgboost", pair_method="mean" draws by it): 0
+        #: at construction, advanced by every engine call unless an engine callback sets it
+        self.iteration = 0
+        self._follow_engine = False
         self._dry_run()
 
     def _dry_run(self):
@@ -152,6 +156,8 @@ class LambdaObjective:
         with numba_threads(self.n_threads):
             g, h = BACKENDS[self.preset].compute(self, st, scores)
         self.n_calls += 1
+        if name is None and not self._follow_engine:
+            self.iteration += 1
         self._check_hessian(st)
         return g, h
 

@@ -3,8 +3,9 @@
 * ``None``: the package's exact lambdas (:func:`lambda_objectives.lambda_gradients`);
 * ``"lightgbm"``: LightGBM's ``lambdarank`` bit for bit (``k`` = ``lambdarank_truncation_level``,
   default 30; options ``label_gain``, ``norm``); kernels in ``_kernels/lightgbm.py``;
-* ``"xgboost"``: XGBoost ``rank:ndcg`` / ``rank:map`` / ``rank:pairwise`` (topk, ``k`` default 32;
-  options ``normalization``, ``score_normalization``, ``exp_gain``); kernels in ``_kernels/xgboost.py``;
+* ``"xgboost"``: XGBoost ``rank:ndcg`` / ``rank:map`` / ``rank:pairwise`` (``pair_method="topk"``, ``k``
+  default 32, or ``pair_method="mean"`` with ``num_pair_per_sample`` sampled partners, default 1; options
+  ``normalization``, ``score_normalization``, ``exp_gain``); kernels in ``_kernels/xgboost.py``;
 * ``"catboost"``: CatBoost's ``LambdaMart`` (NDCG, MRR, ERR, MAP; ``k`` = ``top``; options ``norm``,
   ``gain`` = ``type``, ``denominator``), reproduced to 1e-13; kernels in ``_kernels/catboost.py``;
   and its ``YetiRank`` with CatBoost's defaults (the same computation as ``preset=None``, whose
@@ -15,6 +16,10 @@
 ``"yetirank"`` draws fresh pairs every call (``"plrank"`` fresh rankings): the state keeps a round
 counter that each call advances (the engines call the objective once per boosting round), so round ``r`` of a run uses
 the draws of ``(seed, r, query)`` whatever the thread count.
+
+``pair_method="mean"`` under ``"xgboost"`` draws what XGBoost 3.0-3.3 draws in boosting round
+``objective.iteration`` (advanced by every engine call; see
+:func:`xgboost_mean_seed_offset` for the versions).
 
 Each back end has ``prepare(objective, state, weights)``, run once per data set, and
 ``compute(objective, state, scores) -> (grad, hess)`` into the state's float32 buffers.
@@ -153,16 +158,74 @@ def _prepare_lgb_xendcg(obj, st, weights):
 
 
 # -- XGBoost rank:* ----------------------------------------------------------------------------------
+def xgboost_mean_seed_offset(version=None):
+    """How XGBoost ``version`` (default: the installed one) seeds the ``mean`` pair sampler of query ``g``
+    in boosting round ``iteration``: ``std::minstd_rand((iteration + offset) * n_groups + g)``; returns
+    ``offset`` (0 for 3.0.x, 1 for 3.1-3.3, read in ``lambdarank_obj.h`` ``MakePairs`` of each release).
+
+    Raises ``ValueError`` for a version whose draws cannot be reproduced from a custom objective: from
+    3.4 (dmlc/xgboost PR #12332) the seed is a draw of the learner's own ``std::mt19937``, which
+    ``obj=`` never sees; before 3.0 it is ``minstd_rand(iteration)`` advanced by ``g`` and this package
+    supports XGBoost 3.x only. Without XGBoost installed, the 3.1-3.3 rule is used.
+    """
+    if version is None:
+        try:
+            import xgboost
+        except ImportError:
+            return 1
+        version = xgboost.__version__
+    parts = str(version).split(".")
+    try:
+        major, minor = int(parts[0]), int("".join(c for c in parts[1] if c.isdigit()) or "0")
+    except (IndexError, ValueError):
+        raise ValueError(f"cannot read the XGBoost version {version!r}") from None
+    if major == 3 and minor == 0:
+        return 0
+    if major == 3 and 1 <= minor <= 3:
+        return 1
+    why = ("from 3.4 XGBoost seeds the mean pair sampler from the learner's own random generator (PR #12332), "
+           "which a custom objective cannot see" if (major, minor) >= (3, 4) else
+           "this package reproduces XGBoost 3.x")
+    raise ValueError(f"preset='xgboost' with pair_method='mean' reproduces XGBoost 3.0-3.3's pair draws, not those "
+                     f"of XGBoost {version}: {why}. Use pair_method='topk', or preset=None for the package's "
+                     "own sampled pairs")
+
+
+def _xgb_pairs(obj):
+    """``(pair_method, pairs)``: ``pairs`` is topk's ``k`` (default 32) or mean's ``num_pair_per_sample``
+    (default 1), XGBoost's ``lambdarank_num_pair_per_sample`` either way."""
+    o = obj.kernel_options
+    method = o.get("pair_method", "topk")
+    if method not in ("topk", "mean"):
+        raise ValueError(f"pair_method must be 'topk' or 'mean' (XGBoost's lambdarank_pair_method), got {method!r}")
+    m = o.get("num_pair_per_sample")
+    if m is not None and (isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1):
+        raise ValueError(f"num_pair_per_sample must be a positive integer (XGBoost's "
+                         f"lambdarank_num_pair_per_sample), got {m!r}")
+    if method == "mean":
+        if obj.k is not None:
+            raise ValueError(f"k={obj.k} is the topk cut-off; pair_method='mean' has none: pass "
+                             "num_pair_per_sample (the sampled partners per document)")
+        return method, 1 if m is None else int(m)
+    if m is not None and obj.k is not None and int(m) != obj.k:
+        raise ValueError(f"k={obj.k} and num_pair_per_sample={m} disagree: under pair_method='topk' both name "
+                         "XGBoost's lambdarank_num_pair_per_sample; pass one")
+    return method, (obj.k if obj.k is not None else 32 if m is None else int(m))
+
+
 def _prepare_xgboost(obj, st, weights):
     lab = st["labels"]
     n_q = st["ptr"].shape[0] - 1
+    method, pairs = _xgb_pairs(obj)
+    if method == "mean":
+        st["seed_offset"] = xgboost_mean_seed_offset()
     exp_gain = bool(obj.kernel_options.get("exp_gain", True))
     if obj.metric == "map" and np.any((lab != 0) & (lab != 1)):
         i = int(np.flatnonzero((lab != 0) & (lab != 1))[0])
         raise ValueError(f"preset='xgboost' metric='map' needs binary labels, row {i} is {lab[i]!r}")
     if obj.metric == "ndcg" and exp_gain and (np.any(lab != np.floor(lab)) or lab.max(initial=0) > 31):
         raise ValueError("rank:ndcg with exp_gain needs integer labels <= 31")
-    k = 32 if obj.k is None else obj.k
+    k = pairs if method == "topk" else 0  # mean: IDCG over the whole list (0 means no cut-off)
     y32 = lab.astype(np.float32)
     # the engine's gains are of its float32 labels
     gains = document_gains(y32.astype(FLOAT), "exp" if exp_gain else "linear")
@@ -172,7 +235,7 @@ def _prepare_xgboost(obj, st, weights):
         xgb_kernels.xgb_inverse_idcg(gains, st["ptr"], k, disc, inv)
     # validated per query (checks.check_training_data)
     gw = np.ones(n_q, np.float32) if weights is None else np.ascontiguousarray(weights, dtype=np.float32)
-    st.update(labels32=y32, gains=gains, discount=disc, kk=k, inv=inv, exp_gain=exp_gain, group_w=gw,
+    st.update(pair_method=method, pairs=pairs, labels32=y32, gains=gains, discount=disc, kk=k, inv=inv, exp_gain=exp_gain, group_w=gw,
               w_norm=np.float32(float(n_q) / float(np.sum(gw.astype(np.float64)))),
               n_rel=np.zeros(st["n"], FLOAT), acc=np.zeros(st["n"], FLOAT),
               metric_code=REGISTRY[obj.metric].code, preds32=np.zeros(st["n"], np.float32))
@@ -182,6 +245,15 @@ def _compute_xgboost(obj, st, scores):
     p = st["preds32"]
     p[:] = scores  # the engine ranks by float32 margins
     o = obj.kernel_options
+    if st["pair_method"] == "mean":
+        n_q = st["ptr"].shape[0] - 1
+        # the engine's uint32 arithmetic: (int32 iteration + offset) * n_groups, wrapped
+        seed0 = ((int(obj.iteration) + st["seed_offset"]) * n_q) % (1 << 32)
+        xgb_kernels.xgb_lambdarank_mean(p, st["labels32"], st["gains"], st["discount"], st["ptr"], st["metric_code"],
+                                        st["inv"], st["pairs"], np.uint64(seed0),
+                                        bool(o.get("score_normalization", True)), bool(o.get("normalization", True)),
+                                        st["group_w"], st["w_norm"], st["n_rel"], st["acc"], st["grad"], st["hess"])
+        return st["grad"], st["hess"]
     xgb_kernels.xgb_lambdarank(p, st["labels32"], st["gains"], st["discount"], st["ptr"], st["metric_code"],
                                st["inv"], st["kk"], bool(o.get("score_normalization", True)),
                                bool(o.get("normalization", True)), st["group_w"], st["w_norm"],

@@ -24,6 +24,15 @@ class XGBoostObjective(LambdaObjective):
     ``preset="xgboost"``). XGBoost passes float32 margins. With ``obj=`` XGBoost keeps
     ``base_score=0.5`` and ``eval_metric=rmse`` unless told: use :meth:`params` or
     :class:`XGBLambdaRanker`, which pin ``base_score=0`` and the ranking metric.
+
+    Under ``preset="xgboost"``, ``pair_method="mean"`` with ``num_pair_per_sample=m`` (XGBoost's
+    ``lambdarank_pair_method`` / ``lambdarank_num_pair_per_sample``) draws the pairs XGBoost 3.0-3.3 draw
+    on CPU (GCC/libstdc++ builds: the Linux wheels), which depend on the boosting round. XGBoost does not
+    tell a custom objective the round, so :attr:`iteration` counts it: 0 at construction, one more after
+    every engine call (not after :meth:`gradients`, which uses it as it stands). ``xgb.train`` numbers
+    its rounds from 0 in *every* call, ``xgb_model=`` continuation included, and ``xgb.cv`` calls the
+    objective once per fold: set ``obj.iteration = 0`` before each ``xgb.train``, or pass
+    ``callbacks=[obj.iteration_callback()]``, which takes the engine's own round number.
     """
 
     _engine = "XGBoost"
@@ -46,6 +55,17 @@ class XGBoostObjective(LambdaObjective):
             raise ValueError("the DMatrix has no query groups: pass qid= or group= to xgb.DMatrix")
         st = self._state(dtrain, dtrain.get_label(), ptr, dtrain.get_weight(), self.min_child_weight)
         return self._compute(st, predt)
+
+    def iteration_callback(self):
+        """An ``xgb.callback.TrainingCallback`` that sets :attr:`iteration` to the engine's own round
+        number before each round (``callbacks=[obj.iteration_callback()]`` in ``xgb.train`` / ``xgb.cv``).
+
+        ``pair_method="mean"`` then draws exactly what the native objective draws in every round: also
+        when ``xgb.train`` continues a model (``xgb_model=``; XGBoost 3.0-3.3 number those rounds from 0
+        again) and in ``xgb.cv``, which calls the one objective once per fold and round.
+        """
+        xgb = require("xgboost")
+        return _iteration_sync(xgb)(self)
 
     def _prepare(self, labels, group_ptr, weights, hess_threshold, from_engine=True):
         st = super()._prepare(labels, group_ptr, weights, hess_threshold, from_engine)
@@ -71,6 +91,40 @@ class XGBoostObjective(LambdaObjective):
     def eval_metric(self, k=10):
         """The package's eval metric matching this objective at ``k`` (NDCG for RankNet/pairwise)."""
         return xgboost_metric(f"{_eval_name(self.metric)}@{k}")
+
+
+_SYNC = []
+
+
+def _iteration_sync(xgb):
+    """The callback class of :meth:`XGBoostObjective.iteration_callback` (built once: it subclasses
+    XGBoost's, an optional dependency)."""
+    if not _SYNC:
+        class IterationSync(xgb.callback.TrainingCallback):
+            """Sets ``objective.iteration`` to the round ``xgb.train`` / ``xgb.cv`` is about to run."""
+
+            def __init__(self, objective):
+                super().__init__()
+                self.objective = objective
+
+            def before_training(self, model):
+                self.objective._follow_engine = True
+                return model
+
+            def before_iteration(self, model, epoch, evals_log):
+                self.objective.iteration = int(epoch)
+                return False
+
+            def after_iteration(self, model, epoch, evals_log):
+                self.objective.iteration = int(epoch) + 1  # the round a further call would run
+                return False
+
+            def after_training(self, model):
+                self.objective._follow_engine = False
+                return model
+
+        _SYNC.append(IterationSync)
+    return _SYNC[0]
 
 
 def xgboost_early_stopping(rounds, metric, data_name=None, save_best=False):
@@ -220,6 +274,7 @@ class XGBLambdaRanker(EngineRanker):
         params = {"base_score": 0.0, "disable_default_eval_metric": 1, "min_child_weight": obj.min_child_weight}
         params.update(self._engine_params())
         self.evals_result_ = {}
+        obj.iteration = 0  # a new model: XGBoost numbers its rounds from 0 (pair_method="mean" draws by them)
         self.booster_ = xgb.train(params, dtrain, num_boost_round=self.n_estimators, obj=obj, evals=evals,
                                   custom_metric=feval, maximize=True, evals_result=self.evals_result_,
                                   early_stopping_rounds=self.early_stopping_rounds if len(evals) > 1 else None,
