@@ -46,6 +46,8 @@ _S27 = np.uint64(27)
 _S31 = np.uint64(31)
 _S40 = np.uint64(40)
 _ULP24 = np.float32(2.0 ** -24)
+_S11 = np.uint64(11)
+_ULP53 = 2.0 ** -53
 
 
 @njit(cache=True)
@@ -69,6 +71,23 @@ def uniform32(key, c):
     """Draw ``c`` (uint64) of the stream ``key``: uniform on the float32 grid ``k/2^24`` in [0, 1)."""
     z = mix64(key + (c + np.uint64(1)) * _GOLDEN)
     return np.float32(z >> _S40) * _ULP24
+
+
+@njit(cache=True)
+def uniform53(key, c):
+    """Draw ``c`` (uint64) of the stream ``key`` as a float64 on the grid ``k/2^53`` in [0, 1)."""
+    z = mix64(key + (c + np.uint64(1)) * _GOLDEN)
+    return np.float64(z >> _S11) * _ULP53
+
+
+@njit(cache=True)
+def content_key(bits):
+    """A key of a query from its content: ``splitmix64`` chained over its length and ``bits`` (its labels'
+    float64 bit patterns in row order), so the same query has the same key wherever it sits in the data."""
+    h = mix64(np.uint64(bits.shape[0]) + _GOLDEN)
+    for i in range(bits.shape[0]):
+        h = mix64((h ^ bits[i]) + _GOLDEN)
+    return h
 
 
 @njit(cache=True)
