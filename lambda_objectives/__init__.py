@@ -82,6 +82,7 @@ __all__ += ["LAMBDA_METRICS", "OBJECTIVES", "LambdaPairs", "lambda_gradients", "
             "YETIRANK_DEFAULTS", "yetirank_catboost_row", "yetirank_gradients"]
 # --- adapters ---
 from .adapters import (  # noqa: E402
+    CostWarning,
     HessianWarning,
     LGBMLambdaRanker,
     LightGBMObjective,
@@ -95,6 +96,7 @@ from .adapters import (  # noqa: E402
 from .probe import compare_gradients, probe_catboost, probe_lightgbm, probe_xgboost  # noqa: E402
 
 __all__ += [
+    "CostWarning",
     "HessianWarning",
     "LGBMLambdaRanker",
     "LightGBMObjective",

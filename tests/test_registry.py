@@ -129,7 +129,8 @@ def test_engine_eval_names_are_the_engines_own_and_ndcg_matches_ours(row):
 _OPTION_VALUES = {"k": 2, "sigma": 2.0, "gain": "linear", "label_gain": [0.0, 1.0, 5.0, 6.0], "max_label": 5.0,
                   "threshold": 1.5, "normalize": "lambdarank", "mu": 3.0, "seed": 7, "permutations": 3,
                   "decay": 0.5, "mode": "ndcg", "objective_seed": 11, "norm": False, "normalization": False,
-                  "score_normalization": False, "exp_gain": False, "denominator": "position"}
+                  "score_normalization": False, "exp_gain": False, "denominator": "position",
+                  "pair_method": "mean", "num_pair_per_sample": 3}
 
 
 @pytest.mark.parametrize("name, preset, option", [
@@ -149,6 +150,8 @@ def test_every_option_the_table_lists_is_read(name, preset, option):
         y = (y > 1).astype(float)  # rank:map takes binary labels
     value = "exp" if (option, preset) == ("gain", "catboost") else _OPTION_VALUES[option]  # CatBoost's default is linear
     mode = {"mode": "classic"} if option == "decay" else {}
+    if preset is None and REGISTRY[name].lambdas and option in ("num_pair_per_sample", "seed"):
+        mode = {"pair_method": "mean"}  # the sampled pairs' options, read with pair_method="mean"
     base = LightGBMObjective(name, preset=preset, check_hessian=False, **mode)
     other = LightGBMObjective(name, preset=preset, check_hessian=False, **mode, **{option: value})
     g0, g1 = base.gradients(s, y, ptr)[0], other.gradients(s, y, ptr)[0]

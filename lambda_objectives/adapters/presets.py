@@ -10,9 +10,10 @@
   and its ``YetiRank`` with CatBoost's defaults (the same computation as ``preset=None``, whose
   defaults are CatBoost's; reproduced in expectation, not draw for draw: ``_kernels/yetirank.py``).
 
-``"yetirank"`` draws fresh pairs every call: the state keeps a round counter that each call
-advances (the engines call the objective once per boosting round), so round ``r`` of a run uses
-the draws of ``(seed, r, query)`` whatever the thread count.
+``"yetirank"`` and the sampled pairs (``pair_method="mean"``) draw afresh every call: the state keeps a
+round counter that each call advances (the engines call the objective once per boosting round), so
+round ``r`` of a run uses the draws of ``(seed, r, query)`` whatever the thread count (for the sampled
+pairs the query is known by its labels, so also whatever the partitioning: ``lambda_gradients``).
 
 Each back end has ``prepare(objective, state, weights)``, run once per data set, and
 ``compute(objective, state, scores) -> (grad, hess)`` into the state's float32 buffers.
@@ -57,6 +58,8 @@ def _prepare_exact(obj, st, weights):
     if obj.metric == "yetirank":
         st["yetirank"] = {"seed": 0, **obj.kernel_options}  # yetirank_gradients' defaults are CatBoost's
         st["round"] = 0
+    if obj.kernel_options.get("pair_method") == "mean":
+        st["round"] = 0  # round r of the run draws with iteration=r
     st["doc_w"] = None if weights is None else np.ascontiguousarray(weights, dtype=FLOAT)
     st["g64"] = np.zeros(n, FLOAT)
     st["h64"] = np.zeros(n, FLOAT)
@@ -80,6 +83,10 @@ def _compute_exact(obj, st, scores):
     elif obj.metric == "yetirank":
         yetirank_gradients(s, st["labels"], st["ptr"], iteration=st["round"], out=(g64, h64), n_threads=obj.n_threads,
                            **st["yetirank"])
+        st["round"] += 1
+    elif "round" in st:  # sampled pairs: fresh draws every round
+        lambda_gradients(s, st["labels"], st["ptr"], obj.metric, obj.k, obj.sigma, iteration=st["round"],
+                         out=(g64, h64), n_threads=obj.n_threads, **_exact_options(obj, st))
         st["round"] += 1
     else:
         lambda_gradients(s, st["labels"], st["ptr"], obj.metric, obj.k, obj.sigma,
