@@ -69,6 +69,22 @@ def full_list_cost(obj, ptr):
             "measured costs")
 
 
+class _Once:
+    """A flag an objective shares with its copies: ``lgb.train`` deep-copies its params, the objective
+    among them, so a flag of the copy alone would warn again on every training with the same objective."""
+
+    __slots__ = ("done",)
+
+    def __init__(self):
+        self.done = False
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
 class LambdaObjective:
     """Shared state: options, per-data-set cache (labels, group_ptr, weights, buffers)."""
 
@@ -107,7 +123,7 @@ class LambdaObjective:
         if self.metric == "yetirank":
             check_yetirank_options(**kernel_options)  # the values, at construction, not at the first round
         self.kernel_options = dict(kernel_options)
-        self._cost_warned = False
+        self._cost_warned = _Once()
         self._slots = {}
         self.n_calls = 0
         self._dry_run()
@@ -176,10 +192,10 @@ class LambdaObjective:
               "grad": np.zeros(n, ENGINE_FLOAT), "hess": np.zeros(n, ENGINE_FLOAT),
               "threshold": hess_threshold, "warned": False}
         BACKENDS[self.preset].prepare(self, st, weights)
-        if not self._cost_warned:  # once per objective, at the first data set that is expensive
+        if not self._cost_warned.done:  # once per objective, at the first data set that is expensive
             text = full_list_cost(self, ptr)
             if text is not None:
-                self._cost_warned = True
+                self._cost_warned.done = True
                 warnings.warn(text, CostWarning, stacklevel=4)
         return st
 
