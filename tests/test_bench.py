@@ -71,3 +71,14 @@ def test_adapter_benchmark_reports_min_and_median_ratios_per_thread_count():
     assert r["ratio_median"] == r["ours_s_median"] / r["native_s_median"]
     assert r["max_pred_diff"] < 1e-9  # the parity preset: the same trees as the native objective
     assert isinstance(r["openmp"], str) and r["threading_layer"] in ("omp", "tbb", "workqueue")
+
+
+def test_long_list_benchmark_times_ours_and_both_engines_per_size_and_thread_count():
+    from comparisons.bench import THREADS, long_lists
+
+    r = long_lists.run(rows=600, sizes=(100, 300), repeats=1, rounds=1)
+    assert [(row["docs_per_query"], row["threads"]) for row in r["rows"]] == [(d, nt) for d in (100, 300) for nt in THREADS]
+    for row in r["rows"]:
+        for name in ("ours_full", "ours_at10", "ours_mean", "lightgbm_lambdarank", "xgboost_topk", "xgboost_mean"):
+            assert row[f"{name}_ms_min"] >= 0 and row[f"{name}_ms_median"] >= row[f"{name}_ms_min"]
+        assert row["ours_full_ms_min"] > 0

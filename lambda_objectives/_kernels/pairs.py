@@ -271,7 +271,7 @@ def query_lambdas_sampled(s, lab, val, metric, k, sigma, disc, weight, normalize
     top_only = kk < n and not (metric == NDCG_LOSS2 or metric == NDCG_LOSS2PP)
     by_all = np.argsort(lr, kind="mergesort")
     lab_all = lr[by_all]
-    by_top = np.argsort(lr[:kk], kind="mergesort")
+    by_top = np.argsort(lr[:kk], kind="mergesort") if top_only else by_all[:0]
     lab_top = lr[:kk][by_top]
 
     count = 0
