@@ -1090,7 +1090,7 @@ def _pair_weight():
     (("map",), {"gain": "linear"}, "gain"),
     (("err",), {"mu": 2.0}, "mu"),
     (("ndcg",), {"n_threads_": 2}, "n_threads_"),
-    (("ndcg",), {"seed": 1}, "seed"),
+    (("ndcg",), {"preset": "lightgbm", "seed": 1}, "seed"),  # preset=None: the sampled pairs' seed (issue #34)
     (("xendcg",), {"preset": "lightgbm", "seed": 1}, "seed"),
     (("err@5",), {"preset": "catboost"}, "k"),          # CatBoost's top is NDCG's only
     (("map",), {"preset": "xgboost", "exp_gain": False}, "exp_gain"),
