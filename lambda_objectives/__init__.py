@@ -89,6 +89,7 @@ from .plrank import PLRANK_DEFAULTS, plrank_gradients  # noqa: E402
 __all__ += ["PLRANK_DEFAULTS", "plrank_gradients"]
 # --- adapters ---
 from .adapters import (  # noqa: E402
+    CostWarning,
     HessianWarning,
     LGBMLambdaRanker,
     LightGBMObjective,
@@ -102,6 +103,7 @@ from .adapters import (  # noqa: E402
 from .probe import compare_gradients, probe_catboost, probe_lightgbm, probe_xgboost  # noqa: E402
 
 __all__ += [
+    "CostWarning",
     "HessianWarning",
     "LGBMLambdaRanker",
     "LightGBMObjective",

@@ -96,10 +96,11 @@ class Entry:
 
 
 #: what every pair-loop objective of the exact back end takes besides its metric's ``options``: the
-#: cut-off, sigma and LightGBM-style per-query normalisation
-PAIR_OPTIONS = ("k", "sigma", "normalize")
-#: what a user's @njit pair weight takes (its gains come from ``gain`` / ``label_gain``)
-WEIGHT_FUNCTION_OPTIONS = PAIR_OPTIONS + ("gain", "label_gain")
+#: cut-off, sigma, LightGBM-style per-query normalisation and the sampled pairs (``pair_method="mean"``
+#: with ``num_pair_per_sample`` partners per document and the draws' ``seed``)
+PAIR_OPTIONS = ("k", "sigma", "normalize", "pair_method", "num_pair_per_sample", "seed")
+#: what a user's @njit pair weight takes (its gains come from ``gain`` / ``label_gain``; every pair, no sampling)
+WEIGHT_FUNCTION_OPTIONS = ("k", "sigma", "normalize", "gain", "label_gain")
 # XGBoost's rank:* options of every metric; sigma is fixed at 1 there
 _XGB_OPTIONS = ("normalization", "score_normalization", "pair_method", "num_pair_per_sample")
 # CatBoost's LambdaMart reads top (and type, denominator) for NDCG only
@@ -239,7 +240,7 @@ def objective_options(name, preset=None):
 OPTION_NOTES = {
     ("xgboost", "sigma"): "XGBoost's native objectives fix sigma at 1; preset='xgboost' needs sigma=1.0",
     (None, "mu"): "mu is NDCG-Loss2++'s parameter: this metric takes no mu",
-    (None, "seed"): "seed is XE-NDCG's, YetiRank's and PL-Rank's: this metric is deterministic",
+    (None, "seed"): "seed is XE-NDCG's, YetiRank's, PL-Rank's and the sampled pairs' (pair_method='mean')",
     (None, "objective_seed"): "objective_seed is preset='lightgbm''s (LightGBM's rank_xendcg); the exact "
                               "XE-NDCG takes seed",
     ("lightgbm", "seed"): "preset='lightgbm' draws as LightGBM's rank_xendcg does: pass objective_seed",

@@ -41,8 +41,9 @@ class LambdaPairs(NamedTuple):
 
 def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0, *, gain="exp",
                      label_gain=None, max_label=None, threshold=0.0, query_weights=None,
-                     normalize=None, mu=None, seed=None, beta=None, lambda_=None, ties=None, out=None,
-                     n_threads=None, return_pairs=False, return_cost=False):
+                     normalize=None, mu=None, pair_method="all", num_pair_per_sample=None, seed=None,
+                     iteration=0, beta=None, lambda_=None, ties=None, out=None, n_threads=None, return_pairs=False,
+                     return_cost=False):
     r"""LambdaMART gradient and diagonal Hessian of a pairwise metric-weighted logistic loss.
 
     Definition (Burges, MSR-TR-2010-82, §4 and §7). Each query is ranked by ``scores``
@@ -102,11 +103,33 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
         Multiplies each query's gradient and Hessian.
     mu : float, optional
         NDCG-Loss2++ only: the weight of its rank-gap term (default 10, allRank's default).
+    pair_method : {"all", "mean"}
+        ``"all"`` (default): every pair, O(n · min(n, k)) per query. ``"mean"``: sampled pairs, O(n · m)
+        (the counterpart of XGBoost's ``lambdarank_pair_method="mean"``): each document draws
+        ``num_pair_per_sample`` = m partners uniformly, with replacement, among the documents with
+        another label (below the cut-off of a top-k objective: among those in the top k), and each
+        drawn pair adds its force with its exact ``|ΔZ|`` times ``|pool|/(2m)`` to both members. Then
+        ``E[grad]`` and ``E[hess]`` are the full-list ``grad`` and ``hess`` for every metric (unbiased;
+        with ``normalize="lambdarank"`` the factor is of the sampled sum, so only the unnormalised
+        lambdas are unbiased; ``return_cost`` is estimated alike). A pool of at most m documents is
+        taken whole (weight 1/2 each), so queries of at most m + 1 documents get the full-list result.
+        ``return_pairs`` lists every draw (a pair drawn twice appears twice). Not for a user's pair
+        weight.
+    num_pair_per_sample : int >= 1, optional
+        ``pair_method="mean"`` only: m, partners drawn per document (default 1, as XGBoost's).
     seed : int, optional
-        ``"xendcg"``, ``"yetirank"`` and ``"plrank"`` only (:func:`~lambda_objectives.xendcg_gradients`,
-        :func:`~lambda_objectives.yetirank_gradients`, :func:`~lambda_objectives.plrank_gradients` with
-        their defaults, which it calls with ``seed``; none of the pair options apply except ``"plrank"``'s
-        ``k``, the cut-off of its expected DCG@k).
+        ``pair_method="mean"``: the seed of the draws (default 0), an integer in [0, 2**64). The draws
+        depend on ``(seed, iteration, the query's labels)`` only: a query is known by its content
+        (its length and its labels' float64 bits in row order), not by its position, so the same
+        query gets the same gradients wherever it sits in the data and however the data is split
+        into chunks, partitions, workers or threads (queries with identical label lists share a
+        stream, which leaves every expectation unchanged). ``"xendcg"``, ``"yetirank"`` and ``"plrank"``: passed
+        to :func:`~lambda_objectives.xendcg_gradients` / :func:`~lambda_objectives.yetirank_gradients` /
+        :func:`~lambda_objectives.plrank_gradients` (with their defaults; none of the pair options apply
+        except ``"plrank"``'s ``k``, the cut-off of its expected DCG@k).
+    iteration : int >= 0
+        ``pair_method="mean"`` only: the boosting round (fresh draws each round; the adapters pass
+        their round counter).
     beta, lambda_ : float, optional
         ``"softmax"`` only (:func:`~lambda_objectives.softmax_gradients`: CatBoost's ``QuerySoftMax``
         ``beta`` and ``lambda``; defaults 1 and 0.01).
@@ -139,7 +162,8 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
     # an option the objective would not read is an error (the registry's objective_options table)
     check_options(metric, _given_options(k=k, sigma=sigma, gain=gain, label_gain=label_gain, max_label=max_label,
                                          threshold=threshold, normalize=normalize, mu=mu, seed=seed, beta=beta,
-                                         lambda_=lambda_, ties=ties))
+                                         lambda_=lambda_, ties=ties, pair_method=pair_method,
+                                         num_pair_per_sample=num_pair_per_sample))
     if custom:
         return _custom_gradients(scores, labels, group_ptr, metric, k, sigma, gain=gain, label_gain=label_gain,
                                  query_weights=query_weights, normalize=normalize, mu=mu, out=out, n_threads=n_threads,
@@ -153,6 +177,7 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
                          return_cost=return_cost, seed=seed, query_weights=query_weights, n_threads=n_threads, k=k)
     mu = check_mu(metric, mu)
     _check_sigma_normalize(sigma, normalize)
+    sampling = check_pair_method(pair_method, num_pair_per_sample, seed, iteration)
     s = check_scores(scores)
     n = s.shape[0]
     row = reg.REGISTRY[metric]
@@ -173,6 +198,8 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
     cost = np.zeros(n_queries, dtype=FLOAT)
     if return_pairs:
         cap = pairs.pair_capacity(y, ptr, 0 if k is None or row.code in reg.ALL_PAIRS else k)
+        if sampling is not None:  # every document draws at most m partners
+            cap = np.minimum(cap * 2, sizes * sampling[0])
         pair_ptr = np.zeros(n_queries + 1, dtype=PTR)
         np.cumsum(cap, out=pair_ptr[1:])
         total = int(pair_ptr[-1])
@@ -180,10 +207,22 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
     else:
         pair_ptr = np.zeros(n_queries + 1, dtype=PTR)
         pi, pj, ph = np.empty(0, PTR), np.empty(0, PTR), np.empty(0, FLOAT)
+    args = (s, y, values, ptr, 0 if k is None else k, float(sigma), disc, w, _NORMALIZE[normalize], grad, hess,
+            bool(return_pairs), pair_ptr, pi, pj, ph, counts)
     with numba_threads(n_threads) as nt:
-        pairs.DRIVERS[row.code](s, y, values, ptr, 0 if k is None else k, float(sigma), disc, w,
-                                _NORMALIZE[normalize], grad, hess, bool(return_pairs), pair_ptr, pi, pj, ph,
-                                counts, schedule, max(1, min(nt * 4, n_queries)), bool(return_cost), cost, mu)
+        chunks = max(1, min(nt * 4, n_queries))
+        if sampling is None:
+            pairs.DRIVERS[row.code](*args, schedule, chunks, bool(return_cost), cost, mu)
+        else:
+            m, seed, iteration = sampling
+            bits = (y + 0.0).view(np.uint64)  # + 0.0: a label -0.0 has the bits of 0.0
+            cost_m = np.zeros(n_queries, dtype=FLOAT)
+            # 64-bit hashing wraps on purpose (a warning only under NUMBA_DISABLE_JIT=1)
+            with np.errstate(over="ignore"):
+                pairs.SAMPLED_DRIVERS[row.code](*args, np.argsort(-sizes, kind="stable").astype(PTR), chunks,
+                                                bool(return_cost), cost_m, mu, m, bits, np.uint64(seed),
+                                                np.uint64(iteration))
+            cost = cost_m
     if not (np.isfinite(np.sum(grad)) and np.isfinite(np.sum(hess))):
         # finite inputs can still overflow: σ² in the Hessian, or sums over many pairs
         raise ValueError(f"gradients or Hessians overflowed to inf/NaN with sigma={sigma!r}: use a smaller sigma "
@@ -201,7 +240,29 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
 
 #: ``lambda_gradients``' defaults of the options the registry's ``objective_options`` table covers
 _OPTION_DEFAULTS = {"k": None, "sigma": 1.0, "gain": "exp", "label_gain": None, "max_label": None, "threshold": 0.0,
-                    "normalize": None, "mu": None, "seed": None, "beta": None, "lambda_": None, "ties": None}
+                    "normalize": None, "mu": None, "seed": None, "pair_method": "all", "num_pair_per_sample": None,
+                    "beta": None, "lambda_": None, "ties": None}
+#: ``pair_method`` values; what each pair loop costs per query of n documents
+PAIR_METHODS = ("all", "mean")
+
+
+def check_pair_method(pair_method="all", num_pair_per_sample=None, seed=None, iteration=0):
+    """``None`` for ``pair_method="all"``, else the validated ``(m, seed, iteration)`` of the sampled pairs.
+
+    The sampling options given with ``"all"`` are refused rather than ignored.
+    """
+    from .yetirank import _integer  # the one integer check of the seeded kernels
+
+    if not isinstance(pair_method, str) or pair_method not in PAIR_METHODS:
+        raise ValueError(f"pair_method must be one of {PAIR_METHODS}, got {pair_method!r}")
+    if pair_method == "all":
+        given = [name for name, v, d in (("num_pair_per_sample", num_pair_per_sample, None), ("seed", seed, None),
+                                         ("iteration", iteration, 0)) if not (v is d or (d == 0 and v == 0))]
+        if given:
+            raise ValueError(f"{given} only apply to sampled pairs: pass pair_method='mean' (or drop them)")
+        return None
+    m = _integer(1 if num_pair_per_sample is None else num_pair_per_sample, "num_pair_per_sample", 1)
+    return m, _integer(0 if seed is None else seed, "seed", 0, 2 ** 64), _integer(iteration, "iteration", 0, 2 ** 64)
 
 
 def _given_options(**values):

@@ -36,7 +36,7 @@ FAMILIES = {
              "repartition_by_query", "xgboost_dask_train"],
     # constants, modules, exception classes and result records: nothing a user passes in
     "record": ["CONVENTIONS", "METRICS", "LAMBDA_METRICS", "OBJECTIVES", "YETIRANK_DEFAULTS", "PLRANK_DEFAULTS", "datasets",
-               "HessianWarning", "LambdaPairs", "HeatmapTree", "CRITERIA", "FORMAT_VERSION", "GROWTH",
+               "HessianWarning", "CostWarning", "LambdaPairs", "HeatmapTree", "CRITERIA", "FORMAT_VERSION", "GROWTH",
                "HISTORY_METRICS", "NODE_DTYPE", "SOFTMAX_DEFAULTS", "LISTMLE_TIES"],
 }
 

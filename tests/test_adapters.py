@@ -1190,7 +1190,7 @@ def _pair_weight():
     (("map",), {"gain": "linear"}, "gain"),
     (("err",), {"mu": 2.0}, "mu"),
     (("ndcg",), {"n_threads_": 2}, "n_threads_"),
-    (("ndcg",), {"seed": 1}, "seed"),
+    (("ndcg",), {"preset": "lightgbm", "seed": 1}, "seed"),  # preset=None: the sampled pairs' seed (issue #34)
     (("xendcg",), {"preset": "lightgbm", "seed": 1}, "seed"),
     (("err@5",), {"preset": "catboost"}, "k"),          # CatBoost's top is NDCG's only
     (("map",), {"preset": "xgboost", "exp_gain": False}, "exp_gain"),
@@ -1209,3 +1209,62 @@ def test_a_pair_weight_function_takes_only_its_options():
     with pytest.raises(ValueError, match=r"unknown options .*\['max_label'\]"):
         LightGBMObjective(_pair_weight(), max_label=3)
     LightGBMObjective(_pair_weight(), k=3, sigma=2.0, gain="linear", normalize="lambdarank")
+
+
+# -- long queries: sampled pairs and the cost warning (issue #34) ------------------------------------------
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_sampled_pairs_advance_their_round_counter_once_per_engine_call(engine):
+    """Call ``r`` on one data set draws the pairs of round ``r`` (``lambda_gradients(iteration=r)``)."""
+    from lambda_objectives import lambda_gradients, make_ranking
+
+    d = make_ranking(12, docs_per_query=(3, 30), n_features=3, seed=2)
+    s = np.random.default_rng(0).normal(size=d.y.shape[0])
+    opts = dict(pair_method="mean", num_pair_per_sample=2, seed=3)
+    if engine == "lightgbm":
+        obj = LightGBMObjective("ndcg@10", **opts)
+        data = lgb.Dataset(d.X, d.y, group=d.group).construct()
+        call = lambda: obj(s, data)  # noqa: E731
+    else:
+        obj = XGBoostObjective("ndcg@10", **opts)
+        data = xgb.DMatrix(d.X, d.y, group=d.group)
+        call = lambda: obj(s.astype(np.float32), data)  # noqa: E731
+    s_engine = s if engine == "lightgbm" else s.astype(np.float32).astype(np.float64)
+    rounds = []
+    for r in range(3):
+        g, h = call()
+        want_g, want_h = lambda_gradients(s_engine, d.y, d.group_ptr, "ndcg", 10, iteration=r, **opts)
+        np.testing.assert_array_equal(g, want_g.astype(np.float32))
+        np.testing.assert_array_equal(h, want_h.astype(np.float32))
+        rounds.append(g.copy())
+    assert not np.array_equal(rounds[0], rounds[1])
+    with pytest.raises(ValueError, match=r"\['seed'\] only apply to sampled pairs"):
+        LightGBMObjective("ndcg", seed=3)  # refused at construction, not in the first round
+
+
+def _long_query(n_long=2001, n_short=30, seed=0):
+    rng = np.random.default_rng(seed)
+    n = n_long + n_short
+    y = rng.integers(0, 3, n).astype(float)
+    X = (y[:, None] + rng.normal(size=(n, 3))).astype(np.float32)
+    return X, y, [n_long, n_short]
+
+
+def test_a_long_query_with_every_pair_warns_once():
+    from lambda_objectives import CostWarning
+
+    X, y, group = _long_query()
+    obj = LightGBMObjective("ndcg")
+    with pytest.warns(CostWarning, match=r"longest query has 2,001 documents; with k=None and pair_method='all' "
+                                         r"every round forms every pair.*2,001,435 pairs.*k=10.*pair_method='mean'"):
+        lgb.train({**LGB_PARAMS, "objective": obj}, lgb.Dataset(X, y, group=group), 2)
+    ptr = np.r_[0, np.cumsum(group)]
+    s = np.zeros(len(y))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CostWarning)
+        lgb.train({**LGB_PARAMS, "objective": obj}, lgb.Dataset(X, y, group=group), 1)  # once per objective
+        for quiet in (LightGBMObjective("ndcg", k=10), LightGBMObjective("ndcg", pair_method="mean"),
+                      LightGBMObjective("ndcg", preset="lightgbm"), LightGBMObjective("xendcg")):
+            quiet.gradients(s, y, ptr)
+        LightGBMObjective("ndcg").gradients(np.zeros(2030), y[:2030], [0, 2000, 2030])  # 2,000: not above
+    with pytest.warns(CostWarning, match=r"metric='ndcg_loss2' \(which forms every pair at any k\)"):
+        XGBoostObjective("ndcg_loss2", k=10).gradients(s, y, ptr)

@@ -86,3 +86,14 @@ def test_plrank_peer_is_the_published_estimator_unbiased_for_the_enumerated_deri
     d1, d2 = oracle.pl_expected_dcg_derivatives(list(s), list(y), 2)
     z = np.abs(runs.mean(0) + np.r_[d1, d2]) / (runs.std(0, ddof=1) / np.sqrt(400))
     assert z.max() < 4.5, z.round(2)
+
+
+def test_long_list_benchmark_times_ours_and_both_engines_per_size_and_thread_count():
+    from comparisons.bench import THREADS, long_lists
+
+    r = long_lists.run(rows=600, sizes=(100, 300), repeats=1, rounds=1)
+    assert [(row["docs_per_query"], row["threads"]) for row in r["rows"]] == [(d, nt) for d in (100, 300) for nt in THREADS]
+    for row in r["rows"]:
+        for name in ("ours_full", "ours_at10", "ours_mean", "lightgbm_lambdarank", "xgboost_topk", "xgboost_mean"):
+            assert row[f"{name}_ms_min"] >= 0 and row[f"{name}_ms_median"] >= row[f"{name}_ms_min"]
+        assert row["ours_full_ms_min"] > 0

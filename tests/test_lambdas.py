@@ -472,3 +472,122 @@ def test_a_pair_weight_function_refuses_the_options_it_never_read():
     for kwargs in ({"max_label": 3.0}, {"threshold": 0.5}, {"seed": 1}, {"mu": 1.0}):
         with pytest.raises(ValueError, match=rf"unknown options for metric='w'.*\['{next(iter(kwargs))}'\]"):
             lambda_gradients(s, y, ptr, w, **kwargs)
+
+
+# -- sampled pairs (pair_method="mean", issue #34) -------------------------------------------------------
+def _sampled(s, y, ptr, metric, k=None, m=1, **opts):
+    return lambda_gradients(s, y, ptr, metric, k, pair_method="mean", num_pair_per_sample=m, **opts)
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("metric", METRICS)
+@pytest.mark.parametrize("k", [None, 3])
+def test_sampled_pairs_with_whole_pools_are_the_full_list(metric, k):
+    """A pool of at most m documents is taken whole (weight 1/2 from each side): m >= n - 1 gives the
+    full-list lambdas, so every sampled pair's |ΔZ| (ERR's from its prefix/suffix tables) is the exact one."""
+    s, y, ptr = _random_batch(11)
+    g, h, c = lambda_gradients(s, y, ptr, metric, k, return_cost=True)
+    gm, hm, cm = _sampled(s, y, ptr, metric, k, m=int(np.diff(ptr).max()), return_cost=True)
+    scale = max(1.0, float(np.abs(g).max()))
+    np.testing.assert_allclose(gm, g, rtol=1e-12, atol=1e-13 * scale)
+    np.testing.assert_allclose(hm, h, rtol=1e-12, atol=1e-13 * scale)
+    np.testing.assert_allclose(cm, c, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.kernel
+def test_sampled_err_is_exact_on_long_lists_and_top_grades():
+    """ΔERR of one pair in O(1): deep pairs (P_a tiny) and grades whose R rounds to 1 (the span walk)."""
+    rng = np.random.default_rng(4)
+    n = 400
+    s, y = rng.normal(size=n), rng.choice(5, size=n, p=[0.3, 0.2, 0.2, 0.2, 0.1]).astype(float)
+    for k in (None, 50):
+        g, h = lambda_gradients(s, y, [0, n], "err", k)
+        gm, hm = _sampled(s, y, [0, n], "err", k, m=n)
+        np.testing.assert_allclose(gm, g, rtol=1e-9, atol=1e-15 * np.abs(g).max())
+        np.testing.assert_allclose(hm, h, rtol=1e-9, atol=1e-15 * np.abs(h).max())
+    y = np.array([60.0, 0.0, 60.0, 3.0, 0.0, 59.0, 1.0])  # R = (2^60 - 1)/2^60 is 1.0 in float64
+    s = np.array([0.5, 0.4, 0.3, 0.2, 0.1, 0.0, -0.1])
+    g, h = lambda_gradients(s, y, [0, 7], "err", max_label=60.0)
+    gm, hm = _sampled(s, y, [0, 7], "err", m=6, max_label=60.0)
+    np.testing.assert_allclose(gm, g, rtol=1e-12, atol=1e-15)
+    assert np.any(g != 0)
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("metric", METRICS)
+@pytest.mark.parametrize("k", [None, 5])
+def test_sampled_pairs_are_unbiased_for_the_full_list(metric, k):
+    """m = 2 partners a document, averaged over 300 seeds: per document z = (mean − full)/se, the
+    root-mean-square z near 1 and no |z| beyond 5 (a mis-scaled estimator, e.g. weight 1 per draw
+    instead of |pool|/(2m), drifts by many standard errors)."""
+    rng = np.random.default_rng(1)
+    ptr = np.array([0, 40, 65, 125])
+    y, s = rng.integers(0, 4, 125).astype(float), rng.normal(size=125)
+    g, h = lambda_gradients(s, y, ptr, metric, k)
+    draws = [_sampled(s, y, ptr, metric, k, m=2, seed=i, n_threads=1) for i in range(300)]
+    for full, est in ((g, np.array([d[0] for d in draws])), (h, np.array([d[1] for d in draws]))):
+        se = est.std(0, ddof=1) / np.sqrt(len(draws))
+        varies = se > 1e-12 * max(1.0, np.abs(full).max())
+        np.testing.assert_allclose(est.mean(0)[~varies], full[~varies], rtol=1e-9, atol=1e-12)
+        z = (est.mean(0) - full)[varies] / se[varies]
+        assert varies.sum() > 20 and 0.7 < np.sqrt(np.mean(z ** 2)) < 1.3 and np.abs(z).max() < 5
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("metric", ["ndcg", "err", "map", "ndcg_loss2pp"])
+def test_sampled_pairs_do_not_depend_on_threads_position_or_chunks(metric):
+    """A query is known by its labels: the same query gets the same bits at 1 and 2 threads, anywhere
+    in the data and in any split of the data into chunks (partitions, workers)."""
+    s, y, ptr = _random_batch(7, n_queries=40, max_n=80)
+    opts = dict(m=3, seed=5, iteration=2)
+    g1, h1 = _sampled(s, y, ptr, metric, 10, n_threads=1, **opts)
+    g2, h2 = _sampled(s, y, ptr, metric, 10, n_threads=2, **opts)
+    np.testing.assert_array_equal(g1, g2)
+    np.testing.assert_array_equal(h1, h2)
+    sizes = np.diff(ptr)
+    perm = np.random.default_rng(0).permutation(len(sizes))
+    rows = np.concatenate([np.arange(ptr[q], ptr[q + 1]) for q in perm])
+    shuffled = np.concatenate(([0], np.cumsum(sizes[perm])))
+    gs = np.empty_like(g1)
+    for part in np.array_split(np.arange(len(perm)), 3):  # three chunks, each its own call
+        r = rows[shuffled[part[0]]:shuffled[part[-1] + 1]]
+        local = np.concatenate(([0], np.cumsum(sizes[perm[part]])))
+        gs[r] = _sampled(s[r], y[r], local, metric, 10, **opts)[0]
+    np.testing.assert_array_equal(gs, g1)
+    # other draws: another seed, another round
+    assert not np.array_equal(_sampled(s, y, ptr, metric, 10, m=3, seed=6, iteration=2)[0], g1)
+    assert not np.array_equal(_sampled(s, y, ptr, metric, 10, m=3, seed=5, iteration=3)[0], g1)
+
+
+@pytest.mark.kernel
+def test_sampled_pairs_list_every_draw():
+    s, y, ptr = _random_batch(3)
+    g, h, p = _sampled(s, y, ptr, "ndcg", m=2, return_pairs=True)
+    assert p.ptr[-1] == len(p.i) and np.all(y[p.i] > y[p.j])
+    np.testing.assert_allclose(np.bincount(p.i, p.h, len(h)) + np.bincount(p.j, p.h, len(h)), h, atol=1e-14)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"pair_method": "bogus"}, r"pair_method must be one of \('all', 'mean'\)"),
+    ({"num_pair_per_sample": 3}, r"\['num_pair_per_sample'\] only apply to sampled pairs: pass pair_method='mean'"),
+    ({"seed": 3}, r"\['seed'\] only apply to sampled pairs"),
+    ({"iteration": 1}, r"\['iteration'\] only apply to sampled pairs"),
+    ({"pair_method": "mean", "num_pair_per_sample": 0}, "num_pair_per_sample must be an integer >= 1"),
+    ({"pair_method": "mean", "num_pair_per_sample": 2.5}, "num_pair_per_sample must be an integer >= 1"),
+    ({"pair_method": "mean", "seed": -1}, "seed must be an integer >= 0"),
+    ({"pair_method": "mean", "iteration": -1}, "iteration must be an integer >= 0"),
+])
+def test_sampling_options_are_checked(kwargs, match):
+    s, y, ptr = np.array([0.3, 0.1, -0.2, 0.5]), np.array([2.0, 0.0, 1.0, 0.0]), [0, 4]
+    with pytest.raises(ValueError, match=match):
+        lambda_gradients(s, y, ptr, "ndcg", **kwargs)
+
+
+def test_a_pair_weight_function_takes_no_sampling():
+    @numba.njit
+    def w(a, b, la, lb, ga, gb, k):
+        return 1.0
+
+    s, y, ptr = np.array([0.3, 0.1, -0.2, 0.5]), np.array([2.0, 0.0, 1.0, 0.0]), [0, 4]
+    with pytest.raises(ValueError, match=r"unknown options for metric='w'.*\['pair_method'\]"):
+        lambda_gradients(s, y, ptr, w, pair_method="mean")

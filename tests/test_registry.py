@@ -156,6 +156,8 @@ def test_every_option_the_table_lists_is_read(name, preset, option):
         y = (y > 1).astype(float)  # rank:map takes binary labels
     value = "exp" if (option, preset) == ("gain", "catboost") else _OPTION_VALUES[option]  # CatBoost's default is linear
     mode = _OPTION_CONTEXT.get(option, {})
+    if preset is None and REGISTRY[name].lambdas and option in ("num_pair_per_sample", "seed"):
+        mode = {"pair_method": "mean"}  # the sampled pairs' options, read with pair_method="mean"
     base = LightGBMObjective(name, preset=preset, check_hessian=False, **mode)
     other = LightGBMObjective(name, preset=preset, check_hessian=False, **mode, **{option: value})
     (g0, h0), (g1, h1) = base.gradients(s, y, ptr), other.gradients(s, y, ptr)

@@ -4,6 +4,8 @@ them all into one report (Markdown + JSON).
 * :mod:`comparisons.bench.io`: the LETOR loader against scikit-learn's SVMlight reader;
 * :mod:`comparisons.bench.kernels`: the lambda kernels (pairs/s, 2-thread speed-up, ΔERR prefix
   against the naive O(n³) loop, ΔNDCG against LightGBM's own gradient time);
+* :mod:`comparisons.bench.long_lists`: the gradient cost per round against list length (100 to 20,000
+  documents a query): our full list, @10 and sampled pairs against LightGBM's and XGBoost's objectives;
 * :mod:`comparisons.bench.adapters`: our presets inside LightGBM/XGBoost against the native
   objectives (and ``--profile``: where a custom-objective round goes);
 * :mod:`comparisons.bench.reference`: the reference trainer per tree (OLE, SE, exact OLE) against
@@ -29,7 +31,7 @@ from pathlib import Path
 from .._machine import log, machine_record
 from .._runner import run_isolated
 
-MODULES = ("io", "kernels", "adapters", "reference", "combine", "plrank")
+MODULES = ("io", "kernels", "long_lists", "adapters", "reference", "combine", "plrank")
 
 #: thread counts every thread-dependent ratio is reported at (the CI machine has 2 cores)
 THREADS = tuple(sorted({1, min(2, os.cpu_count() or 1)}))

@@ -8,6 +8,13 @@
   carried along the inner loop over ``b`` (:func:`err_advance`), so one query costs
   ``O(n · min(n, k))`` instead of the naive ``O(n² k)``:
   ``ΔERR = (R_b − R_a) P_a/(a+1) + P_a (R_a − R_b) S + [b<k] P_a Q (R_a − R_b)/(b+1)``.
+* one pair at a time (the sampled pairs of ``pair_method="mean"``, :func:`err_delta_any`): since
+  ``P_t = P_{a+1} prod_{a<u<t}(1 − R_u)``, ``P_a S = (V_{a+1} − V_b)/(1 − R_a)`` and
+  ``P_a Q = P_b/(1 − R_a)`` with the suffix sums ``V_t = sum_{t<=u<k} P_u R_u/(u+1)``
+  (:func:`err_suffix`), O(1) per pair. ``R < 1`` for every grade (``R = (2^l − 1)/2^max``); where
+  ``1 − R_a`` rounds to 0 (grades above 52) the span is walked instead (:func:`err_advance`).
+  Suffix rather than prefix sums: ``V_{a+1} − V_b`` errs by ``O(eps V_b) <= O(eps P_b log n)``, below
+  the pair's first term, where a prefix difference would err by ``eps`` ERR for every deep pair.
 """
 
 from numba import njit
@@ -56,3 +63,30 @@ def err_advance(rb, b, kk, q_prod, s_sum):
     if b < kk:
         s_sum += q_prod * rb / (b + 1.0)
     return q_prod * (1.0 - rb), s_sum
+
+
+@njit(cache=True)
+def err_suffix(vr, pref, kk, suffix):
+    """``suffix[t] = V_t = sum_{t<=u<kk} P_u R_u/(u+1)`` (``n + 1`` slots; ``pref`` from :func:`err_prefix`)."""
+    n = vr.shape[0]
+    suffix[n] = 0.0
+    for t in range(n - 1, -1, -1):
+        suffix[t] = suffix[t + 1] + (pref[t] * vr[t] / (t + 1.0) if t < kk else 0.0)
+
+
+@njit(cache=True)
+def err_delta_any(vr, a, b, kk, pref, suffix):
+    """``|ΔERR@k|`` of swapping positions ``a < b`` from the prefix and suffix tables, O(1) (module docstring)."""
+    ra = vr[a]
+    rb = vr[b]
+    keep = 1.0 - ra
+    if keep == 0.0:  # R_a rounds to 1: P vanishes past a, walk the span as the full loop does
+        q_prod = 1.0
+        s_sum = 0.0
+        for t in range(a + 1, b):
+            q_prod, s_sum = err_advance(vr[t], t, kk, q_prod, s_sum)
+        return err_delta(ra, rb, a, b, kk, pref[a], q_prod, s_sum)
+    dz = (rb - ra) * pref[a] / (a + 1.0) + (ra - rb) * (suffix[a + 1] - suffix[b]) / keep
+    if b < kk:
+        dz += pref[b] * (ra - rb) / (keep * (b + 1.0))
+    return abs(dz)

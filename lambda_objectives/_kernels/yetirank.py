@@ -96,6 +96,23 @@ def uniform32(key, c):
 
 
 @njit(cache=True)
+def uniform53(key, c):
+    """Draw ``c`` (uint64) of the stream ``key`` as a float64 on the grid ``k/2^53`` in [0, 1)."""
+    z = mix64(key + (c + np.uint64(1)) * _GOLDEN)
+    return np.float64(z >> _S11) * _ULP53
+
+
+@njit(cache=True)
+def content_key(bits):
+    """A key of a query from its content: ``splitmix64`` chained over its length and ``bits`` (its labels'
+    float64 bit patterns in row order), so the same query has the same key wherever it sits in the data."""
+    h = mix64(np.uint64(bits.shape[0]) + _GOLDEN)
+    for i in range(bits.shape[0]):
+        h = mix64((h ^ bits[i]) + _GOLDEN)
+    return h
+
+
+@njit(cache=True)
 def noisy_scores(s, key, perm, out):
     """Ranking ``perm``'s keys: ``s + log(u/(1.000001 − u))``, the ratio in float32 as CatBoost has it."""
     m = s.shape[0]

@@ -10,12 +10,13 @@
 Gradients are written into buffers allocated once per data set and returned as float32 views.
 """
 
-from ._base import HessianWarning
+from ._base import CostWarning, HessianWarning
 from .eval_metrics import catboost_metric, lightgbm_metric, xgboost_metric
 from .lightgbm import LGBMLambdaRanker, LightGBMObjective
 from .xgboost import XGBLambdaRanker, XGBoostObjective, xgboost_early_stopping
 
 __all__ = [
+    "CostWarning",
     "HessianWarning",
     "LGBMLambdaRanker",
     "LightGBMObjective",

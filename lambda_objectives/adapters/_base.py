@@ -31,6 +31,61 @@ class HessianWarning(RuntimeWarning):
     """The Hessians are too small for the engine to split on (LightGBM issue #2239)."""
 
 
+class CostWarning(RuntimeWarning):
+    """A data set makes the exact full-list objective expensive (a long query with every pair formed)."""
+
+
+#: longest query (documents) above which the exact back end warns that every pair of the full list is
+#: formed: at 2,000 documents a query costs ~2 M pairs a round, where LightGBM's lambdarank (30 pairs
+#: deep) costs ~25 ms per 20,000 rows (docs/reproducing.md, "Long queries")
+COST_WARNING_DOCS = 2000
+#: ns per pair of the full-list ΔNDCG loop at one thread, for the warning's estimate: 10–15 ns
+#: measured at 1,000–20,000 documents a query (docs/reproducing.md, "Long queries")
+NS_PER_PAIR = 15.0
+
+
+def full_list_cost(obj, ptr):
+    """The warning text when ``obj``'s exact back end forms every pair of a query longer than
+    :data:`COST_WARNING_DOCS`, else ``None``."""
+    if obj.preset is not None or obj.kernel_options.get("pair_method", "all") != "all":
+        return None
+    if isinstance(obj.metric, str):
+        row = reg.REGISTRY[obj.metric]
+        if not row.lambdas:
+            return None  # listwise / sampled objectives are O(n) per query
+        every_pair = obj.k is None or row.code in reg.ALL_PAIRS
+    else:
+        every_pair = obj.k is None
+    sizes = np.diff(np.asarray(ptr, dtype=np.int64))
+    longest = int(sizes.max(initial=0))
+    if not every_pair or longest <= COST_WARNING_DOCS:
+        return None
+    n_pairs = int(np.sum(sizes * (sizes - 1) // 2))
+    why = "k=None" if obj.k is None else f"metric={obj.metric!r} (which forms every pair at any k)"
+    return (f"{obj._engine}: the longest query has {longest:,} documents; with {why} and pair_method='all' every "
+            f"round forms every pair of each query, {n_pairs:,} pairs over this data set: about "
+            f"{n_pairs * NS_PER_PAIR * 1e-9:.2g} s per round at one thread (~{NS_PER_PAIR:g} ns a pair). Pass a "
+            "cut-off k (e.g. k=10: O(n·k) a query) or pair_method='mean' with num_pair_per_sample=m (m sampled "
+            "partners a document, O(n·m), unbiased for the full-list lambdas); docs/reproducing.md has the "
+            "measured costs")
+
+
+class _Once:
+    """A flag an objective shares with its copies: ``lgb.train`` deep-copies its params, the objective
+    among them, so a flag of the copy alone would warn again on every training with the same objective."""
+
+    __slots__ = ("done",)
+
+    def __init__(self):
+        self.done = False
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
 class LambdaObjective:
     """Shared state: options, per-data-set cache (labels, group_ptr, weights, buffers)."""
 
@@ -71,6 +126,7 @@ class LambdaObjective:
         if self.metric == "plrank":
             check_plrank_options(self.k, **kernel_options)
         self.kernel_options = dict(kernel_options)
+        self._cost_warned = _Once()
         self._slots = {}
         self.n_calls = 0
         #: the boosting round of the next engine call (preset="xgboost", pair_method="mean" draws by it): 0
@@ -143,6 +199,11 @@ class LambdaObjective:
               "grad": np.zeros(n, ENGINE_FLOAT), "hess": np.zeros(n, ENGINE_FLOAT),
               "threshold": hess_threshold, "warned": False}
         BACKENDS[self.preset].prepare(self, st, weights)
+        if not self._cost_warned.done:  # once per objective, at the first data set that is expensive
+            text = full_list_cost(self, ptr)
+            if text is not None:
+                self._cost_warned.done = True
+                warnings.warn(text, CostWarning, stacklevel=4)
         return st
 
     def _compute(self, st, scores, name=None):

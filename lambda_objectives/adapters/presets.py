@@ -13,9 +13,11 @@
   and its ``QuerySoftMax`` (``"softmax"``, again the exact back end's computation: equal to CatBoost's
   probed derivatives, ``_kernels/listwise.py``).
 
-``"yetirank"`` draws fresh pairs every call (``"plrank"`` fresh rankings): the state keeps a round
-counter that each call advances (the engines call the objective once per boosting round), so round ``r`` of a run uses
-the draws of ``(seed, r, query)`` whatever the thread count.
+``"yetirank"`` and the sampled pairs (``pair_method="mean"``) draw afresh every call (``"plrank"`` fresh
+rankings): the state keeps a round counter that each call advances (the engines call the objective once
+per boosting round), so round ``r`` of a run uses the draws of ``(seed, r, query)`` whatever the thread
+count (for the sampled pairs the query is known by its labels, so also whatever the partitioning:
+``lambda_gradients``).
 
 ``pair_method="mean"`` under ``"xgboost"`` draws what XGBoost 3.0-3.3 draws in boosting round
 ``objective.iteration`` (advanced by every engine call; see
@@ -65,8 +67,8 @@ def _prepare_exact(obj, st, weights):
     if obj.metric == "yetirank":
         st["yetirank"] = {"seed": 0, **obj.kernel_options}  # yetirank_gradients' defaults are CatBoost's
         st["round"] = 0
-    if obj.metric == "plrank":
-        st["round"] = 0  # fresh rankings every call, keyed by (seed, round, query) as YetiRank's pairs
+    if obj.metric == "plrank" or obj.kernel_options.get("pair_method") == "mean":
+        st["round"] = 0  # fresh draws every call: round r of the run draws with iteration=r
     st["doc_w"] = None if weights is None else np.ascontiguousarray(weights, dtype=FLOAT)
     st["g64"] = np.zeros(n, FLOAT)
     st["h64"] = np.zeros(n, FLOAT)
@@ -94,6 +96,9 @@ def _compute_exact(obj, st, scores):
     elif obj.metric == "plrank":
         plrank_gradients(s, st["labels"], st["ptr"], k=obj.k, iteration=st["round"], out=(g64, h64),
                          n_threads=obj.n_threads, **obj.kernel_options)
+    elif "round" in st:  # sampled pairs: fresh draws every round
+        lambda_gradients(s, st["labels"], st["ptr"], obj.metric, obj.k, obj.sigma, iteration=st["round"],
+                         out=(g64, h64), n_threads=obj.n_threads, **_exact_options(obj, st))
         st["round"] += 1
     else:
         lambda_gradients(s, st["labels"], st["ptr"], obj.metric, obj.k, obj.sigma,

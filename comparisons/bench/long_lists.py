@@ -1,0 +1,163 @@
+"""Benchmark of long queries (issue #34): the gradient cost per round against list length.
+
+At 100 / 1,000 / 5,000 / 20,000 documents a query (the same number of rows at every size), per
+round and per 20,000 rows, at 1 and 2 threads, min and median over repeats:
+
+* ours: ``lambda_gradients`` ΔNDCG over the full list (O(n²) a query), ΔNDCG@10 (O(n·10)) and the
+  sampled pairs ``pair_method="mean"`` with one partner a document (O(n));
+* LightGBM's ``lambdarank`` (its defaults: 30 pairs deep) and XGBoost's ``rank:ndcg`` with
+  ``lambdarank_pair_method="topk"`` (its default) and ``"mean"`` (one sampled partner a document).
+  An engine's objective time per round is (its native training − the same training with a custom
+  objective handing back fixed gradients) ÷ rounds: both grow the same trees on the same data, so the
+  difference is the objective. Each engine runs in its own process (their OpenMP runtimes interfere).
+
+Run: ``python -m comparisons.bench.long_lists [--quick] [--rows N] [--sizes 100 1000 ...]``.
+"""
+
+import argparse
+import json
+
+import numpy as np
+
+from lambda_objectives import lambda_gradients
+
+from .._machine import machine_record
+from .._runner import run_isolated
+from . import THREADS, interleaved
+
+SIZES = (100, 1000, 5000, 20000)
+PER = 20000  # every time is reported per this many rows
+
+#: ours: name -> lambda_gradients options
+OURS = {"ours_full": {}, "ours_at10": {"k": 10}, "ours_mean": {"pair_method": "mean", "num_pair_per_sample": 1}}
+
+
+def _data(rows, docs, seed=0):
+    """Web-like grades 0..4 (50/30/15/4/1 %), ``rows // docs`` queries of ``docs`` documents, 5 features."""
+    rng = np.random.default_rng(seed)
+    n = (rows // docs) * docs
+    y = rng.choice(5, size=n, p=[0.5, 0.3, 0.15, 0.04, 0.01]).astype(np.float64)
+    X = (0.3 * y[:, None] + rng.normal(size=(n, 5))).astype(np.float32)
+    s = rng.normal(size=n) + 0.3 * y
+    return X, y, s, np.arange(0, n + 1, docs, dtype=np.int64)
+
+
+def ours(sizes, rows, repeats):
+    """``{(size, name, threads): {"min", "median"}}`` seconds per call per :data:`PER` rows."""
+    out = {}
+    for docs in sizes:
+        _, y, s, ptr = _data(rows, docs)
+        scale = PER / y.shape[0]
+        for name, opts in OURS.items():
+            calls = {nt: (lambda nt=nt: lambda_gradients(s, y, ptr, "ndcg", n_threads=nt, **opts)) for nt in THREADS}
+            for fn in calls.values():
+                fn()  # compilation, first touch
+            t = interleaved(calls, repeats)
+            for nt in THREADS:
+                out[(docs, name, nt)] = {m: t[nt][m] * scale for m in ("min", "median")}
+    return out
+
+
+def engine_times(engine, sizes, rows, repeats, rounds):
+    """An engine's objective seconds per round per :data:`PER` rows (run in a fresh process):
+    ``{(size, name, threads): {"min", "median"} or {"refused": message}}``."""
+    out = {}
+    for docs in sizes:
+        X, y, _, ptr = _data(rows, docs)
+        scale = PER / y.shape[0]
+        g = np.asarray(np.random.default_rng(1).normal(size=y.shape[0]), dtype=np.float32)
+        h = np.ones(y.shape[0], dtype=np.float32)
+        for name, native, fixed in _engine_runs(engine, X, y, ptr, g, h, rounds):
+            for nt in THREADS:
+                try:
+                    native(nt)  # warm-up (and LightGBM's refusal of a query over 10,000 rows)
+                except Exception as exc:  # noqa: BLE001: the engine's own error, reported as such
+                    out[(docs, name, nt)] = {"refused": f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"}
+                    continue
+                t = interleaved({"native": lambda: native(nt), "fixed": lambda: fixed(nt)}, repeats)
+                out[(docs, name, nt)] = {m: max(0.0, t["native"][m] - t["fixed"][m]) / rounds * scale
+                                         for m in ("min", "median")}
+    return out
+
+
+def _engine_runs(engine, X, y, ptr, g, h, rounds):
+    """``[(name, native(threads), fixed(threads))]``: one training each, the same trees' cost."""
+    if engine == "lightgbm":
+        import lightgbm as lgb
+
+        def train(objective, nt):
+            params = {"objective": objective, "num_leaves": 7, "verbose": -1, "num_threads": nt,
+                      "deterministic": True, "force_row_wise": True, "min_data_in_leaf": 20}
+            return lgb.train(params, lgb.Dataset(X, y, group=np.diff(ptr)), rounds)
+
+        return [("lightgbm_lambdarank", lambda nt: train("lambdarank", nt),
+                 lambda nt: train(lambda preds, data: (g, h), nt))]
+    import xgboost as xgb
+
+    qid = np.repeat(np.arange(ptr.shape[0] - 1), np.diff(ptr))
+    dm = xgb.DMatrix(X, y, qid=qid)
+
+    def train(params, nt, obj=None):
+        base = {"max_depth": 3, "tree_method": "hist", "nthread": nt}
+        return xgb.train({**base, **params}, dm, rounds, obj=obj)
+
+    runs = []
+    for method in ("topk", "mean"):
+        params = {"objective": "rank:ndcg", "lambdarank_pair_method": method}
+        runs.append((f"xgboost_{method}", lambda nt, p=params: train(p, nt),
+                     lambda nt: train({"disable_default_eval_metric": 1}, nt, obj=lambda preds, d: (g, h))))
+    return runs
+
+
+def run(quick=False, rows=None, sizes=None, repeats=None, rounds=None):
+    """The cost table; returns a JSON-serialisable dict."""
+    rows = rows or (4000 if quick else PER)
+    sizes = tuple(sizes or ((100, 1000, 4000) if quick else SIZES))
+    repeats = repeats or (2 if quick else 3)
+    rounds = rounds or (3 if quick else 5)
+    times = ours(sizes, rows, repeats)
+    for engine in ("lightgbm", "xgboost"):
+        times.update(run_isolated(engine_times, engine, sizes, rows, repeats, rounds))
+    names = list(OURS) + ["lightgbm_lambdarank", "xgboost_topk", "xgboost_mean"]
+    table = []
+    for docs in sizes:
+        for nt in THREADS:
+            row = {"docs_per_query": docs, "threads": nt}
+            for name in names:
+                t = times[(docs, name, nt)]
+                if "refused" in t:
+                    row[f"{name}_ms"] = "refused"
+                    continue
+                row[f"{name}_ms_min"] = 1e3 * t["min"]
+                row[f"{name}_ms_median"] = 1e3 * t["median"]
+            xm = times[(docs, "xgboost_mean", nt)]
+            om = times[(docs, "ours_mean", nt)]
+            if "refused" not in xm and xm["min"] > 0 and xm["median"] > 0:
+                row["ours_mean_over_xgboost_mean_min"] = om["min"] / xm["min"]
+                row["ours_mean_over_xgboost_mean_median"] = om["median"] / xm["median"]
+            table.append(row)
+    return {"machine": machine_record(),
+            "data": f"web-like grades 0..4, {rows} rows a size ({rows // min(sizes)}-{max(1, rows // max(sizes))} "
+                    f"queries), 5 features; engine trees: 7 leaves / depth 3, {rounds} rounds",
+            "unit": f"ms per round per {PER} rows (min and median over {repeats} repeats, in turn)",
+            "rows": table}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--rows", type=int, help=f"rows at each size (default {PER}; --quick 4000)")
+    p.add_argument("--sizes", type=int, nargs="+", help=f"documents a query (default {SIZES})")
+    p.add_argument("--repeats", type=int)
+    p.add_argument("--rounds", type=int)
+    p.add_argument("--json", help="also write the results here")
+    args = p.parse_args(argv)
+    res = run(args.quick, args.rows, args.sizes, args.repeats, args.rounds)
+    print(json.dumps(res, indent=2, default=float))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(res, f, indent=2, default=float)
+
+
+if __name__ == "__main__":
+    main()
