@@ -28,7 +28,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .ranking import stable_order_desc
+from .ranking import position_log2, stable_order_desc
 
 CLASSIC = 0
 NDCG = 1
@@ -98,7 +98,7 @@ def yetirank_query(s, y, key, permutations, decay, mode, weight, grad, hess, noi
         ideal = np.sort(y)[::-1]
         idcg = 0.0
         for p in range(m):
-            idcg += ideal[p] / math.log2(p + 2.0)
+            idcg += ideal[p] / position_log2(p)
         if idcg <= 0.0:
             return  # all labels 0: no pair has a weight
     scale = weight / permutations
@@ -113,7 +113,7 @@ def yetirank_query(s, y, key, permutations, decay, mode, weight, grad, hess, noi
                 if mode == CLASSIC:
                     w = coef * abs(y[a] - y[b])
                 else:
-                    w = abs((y[a] - y[b]) * (1.0 / math.log2(t + 1.0) - 1.0 / math.log2(t + 2.0))) / idcg
+                    w = abs((y[a] - y[b]) * (1.0 / position_log2(t - 1) - 1.0 / position_log2(t))) / idcg
                 if y[a] > y[b]:
                     hi, lo = a, b
                 else:
