@@ -174,3 +174,44 @@ def _letor_head(d, n):
     n = min(n, d.n_queries)
     end = int(d.group_ptr[n])
     return LetorData(d.X[:end], d.y[:end], d.qid[:end], d.group_ptr[: n + 1])
+
+
+@lru_cache(maxsize=None)
+def _fold_bins_class():  # reference (numba) is imported only when a fold is prepared
+    from reference import BinMapper
+
+    class FoldBins(BinMapper):
+        """A :class:`reference.BinMapper` that bins each array once: the fold's training, validation
+        and test matrices are binned by the first configuration a process runs on the fold and reused,
+        as arrays, by every later one (:func:`prepared_fold`). The arrays binned are kept alive here,
+        so an ``id`` is never reused for another array while its binned twin is stored."""
+
+        def __init__(self, max_bin=255):
+            super().__init__(max_bin)
+            self._binned = {}
+
+        def transform(self, X):
+            kept = self._binned.get(id(X))
+            if kept is not None and kept[0] is X:
+                return kept[1]
+            out = super().transform(X)
+            self._binned[id(X)] = (X, out)
+            return out
+
+    return FoldBins
+
+
+@lru_cache(maxsize=1)
+def prepared_fold(data, fold, max_queries=None, max_bin=255):
+    """``(train, vali, test, bins)`` of one fold (:func:`load_fold`; the first ``max_queries`` training
+    queries when given), loaded once per process and kept for the next configuration on the same fold.
+
+    ``bins`` is a :class:`reference.BinMapper` to pass to ``MARTRanker.fit(bin_mapper=...)``: the
+    first fit learns the fold's bins on its training matrix, and every matrix is binned once per
+    process, so a grid over one fold loads and bins it once (per worker process), not once per
+    configuration. A fit with it gives the model a fit learning its own bins gives, to the bit (the
+    same thresholds from the same matrix; the trainer only reads binned matrices)."""
+    tr, va, te = load_fold(data, fold)
+    if max_queries:
+        tr = _first_queries(tr, max_queries)
+    return tr, va, te, _fold_bins_class()(max_bin)

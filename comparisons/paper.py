@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from ._cli import convention_arg, csv_arg, dataset_name, folds_arg, int_at_least, positive_float, positive_int
-from ._data import DATA_HELP, FOLD_TABLE, _first_queries, load_fold, resolve_data
+from ._data import DATA_HELP, FOLD_TABLE, load_fold, prepared_fold, resolve_data  # noqa: F401 (load_fold: re-exported)
 from ._machine import log, machine_record
 from ._runner import run_grid
 from ._stats import mde, paired_ci, t_half_width
@@ -101,9 +101,8 @@ def one_run(cfg):
     from lambda_objectives import metric_values
     from reference import MARTRanker
 
-    tr, va, te = load_fold(cfg["data"], cfg["fold"])
-    if cfg.get("max_queries"):
-        tr = _first_queries(tr, cfg["max_queries"])
+    # the fold and its bins: loaded and learned by the first cell of this process on the fold, reused after
+    tr, va, te, bins = prepared_fold(cfg["data"], cfg["fold"], cfg.get("max_queries"))
     # ERR's grade scale: the data set's largest grade, the same for train, validation and test
     opts = {"max_label": float(max(tr.y.max(), va.y.max(), te.y.max())), "convention": cfg["convention"]}
     objective = "mcrank" if cfg["system"] == "mcrank" else "lambda"
@@ -114,7 +113,7 @@ def one_run(cfg):
     t = time.perf_counter()
     with contextlib.redirect_stdout(_RoundProgress(_cell_name(cfg), cfg["iterations"])):
         model.fit(tr.X, tr.y, group=tr.group, eval_set=[(va.X, va.y, va.group), (te.X, te.y, te.group)],
-                  history_metrics=measures, history_options=opts, verbose=True)
+                  history_metrics=measures, history_options=opts, verbose=True, bin_mapper=bins)
     seconds = time.perf_counter() - t
     vali, test = model.history_["valid_0"], model.history_["valid_1"]
     best = int(np.argmax(vali["ndcg@10"])) + 1
