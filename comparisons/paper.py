@@ -76,17 +76,20 @@ def _cell_name(cfg):
 class _RoundProgress(io.TextIOBase):
     """Stands in for stdout while the reference trainer prints its ``[i] ...`` line per round
     (``verbose=True``): one log line on the real stdout every :data:`PROGRESS_SECONDS`, naming the
-    cell and the round reached; the per-round lines themselves are dropped."""
+    cell and the round reached; the per-round lines themselves are dropped. ``stamps``: when each
+    round ended (tree and history included), for ``scale``."""
 
     def __init__(self, name, total):
         self.name, self.total, self.out = name, total, sys.stdout
         self.start = self.last = time.perf_counter()
+        self.stamps = []
 
     def write(self, text):
         for line in text.splitlines():
             if not (line.startswith("[") and "]" in line):
                 continue
             now = time.perf_counter()
+            self.stamps.append(now)
             if now - self.last >= PROGRESS_SECONDS:
                 self.last = now
                 done = int(line[1:line.index("]")])
@@ -96,9 +99,9 @@ class _RoundProgress(io.TextIOBase):
         return len(text)
 
 
-def one_run(cfg):
-    """Train one configuration on one fold; a JSON-serialisable result with per-query test values."""
-    from lambda_objectives import metric_values
+def fit_cell(cfg):
+    """``(model, (train, vali, test), metric options, seconds, round end times)``: one configuration
+    trained on one fold the way the paper grid trains it (``scale`` times the same call)."""
     from reference import MARTRanker
 
     # the fold and its bins: loaded and learned by the first cell of this process on the fold, reused after
@@ -109,12 +112,20 @@ def one_run(cfg):
     model = MARTRanker(objective=objective, metric="ndcg", k=cfg["k"], criterion=cfg["criterion"],
                        growth=cfg["growth"], num_leaves=cfg["leaves"], learning_rate=cfg["learning_rate"],
                        n_estimators=cfg["iterations"], random_state=cfg["seed"], n_threads=cfg["threads"])
-    measures = MEASURES + EXTRA
+    progress = _RoundProgress(_cell_name(cfg), cfg["iterations"])
     t = time.perf_counter()
-    with contextlib.redirect_stdout(_RoundProgress(_cell_name(cfg), cfg["iterations"])):
+    with contextlib.redirect_stdout(progress):
         model.fit(tr.X, tr.y, group=tr.group, eval_set=[(va.X, va.y, va.group), (te.X, te.y, te.group)],
-                  history_metrics=measures, history_options=opts, verbose=True, bin_mapper=bins)
-    seconds = time.perf_counter() - t
+                  history_metrics=MEASURES + EXTRA, history_options=opts, verbose=True, bin_mapper=bins)
+    return model, (tr, va, te), opts, time.perf_counter() - t, progress.stamps
+
+
+def one_run(cfg):
+    """Train one configuration on one fold; a JSON-serialisable result with per-query test values."""
+    from lambda_objectives import metric_values
+
+    model, (tr, va, te), opts, seconds, _ = fit_cell(cfg)
+    measures = MEASURES + EXTRA
     vali, test = model.history_["valid_0"], model.history_["valid_1"]
     best = int(np.argmax(vali["ndcg@10"])) + 1
 
