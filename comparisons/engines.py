@@ -33,7 +33,7 @@ def one_run(cfg):
     """Train one system on one fold (run in a process of its own) and score it on the test file."""
     from lambda_objectives import metric_table
 
-    from .paper import load_fold
+    from ._data import load_fold
 
     tr, _, te = load_fold(cfg["data"], cfg["fold"])
     sysname, metric, k = cfg["system"], cfg["metric"], cfg["k"]
@@ -85,7 +85,7 @@ def one_run(cfg):
 
 
 def add_arguments(p):
-    from .paper import DATA_HELP
+    from ._data import DATA_HELP
 
     p.add_argument("--data", required=True, help=DATA_HELP)
     p.add_argument("--metric", default="ndcg", choices=OBJECTIVES,
@@ -110,7 +110,7 @@ def add_arguments(p):
 def run(a):
     from lambda_objectives import convention_label
 
-    from .paper import resolve_data
+    from ._data import resolve_data
 
     from lambda_objectives._registry import objective_options
 
@@ -174,7 +174,7 @@ def main(argv=None):
 
 
 def figure_title(label, objective, n_folds):
-    """The title of ``engines.png``: the data set's name (``label`` of :func:`comparisons.paper.resolve_data`,
+    """The title of ``engines.png``: the data set's name (``label`` of :func:`comparisons._data.resolve_data`,
     never the path given), the objective, the folds and what the bars are."""
     return (f"{label}: {objective} objective, test metrics, {n_folds} fold(s)"
             + ("; bars: SD over folds" if n_folds > 1 else "; one fold, no bars") + " (axes zoomed, not from 0)")

@@ -24,18 +24,17 @@ The paper's protocol, by default:
 import contextlib
 import io
 import json
-import math
 import sys
 import time
-from functools import lru_cache
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 
 from ._cli import convention_arg, csv_arg, dataset_name, folds_arg, int_at_least, positive_float, positive_int
+from ._data import DATA_HELP, FOLD_TABLE, load_fold, prepared_fold, resolve_data  # noqa: F401 (load_fold: re-exported)
 from ._machine import log, machine_record
 from ._runner import run_grid
+from ._stats import mde, paired_ci, t_half_width
 from .paper_tables import CITATION, PAPER_TABLES, PAPER_TEXT
 from .runstore import RunStore
 
@@ -48,8 +47,7 @@ SYSTEM_CRITERIA = {"mcrank": ("se", "ole"), "lambdamart": ("se", "ole_exact", "o
 CRITERION_NAMES = {("mcrank", "se"): "SE", ("mcrank", "ole"): "OLE",
                    ("lambdamart", "se"): "SE", ("lambdamart", "ole_exact"): "OLE",
                    ("lambdamart", "ole"): "OLE-diag"}
-#: LETOR fold tables: (train partitions, validation, test), partitions S1..S5 numbered 0..4.
-FOLD_TABLE = {f"Fold{f + 1}": ([(f + i) % 5 for i in range(3)], (f + 3) % 5, (f + 4) % 5) for f in range(5)}
+
 
 def paper_counts(names=("yahoo", "mslr10k")):
     """Cells where OLE − SE > 0.1 point in the paper's own tables: ``{system: (wins, cells)}``."""
@@ -66,166 +64,6 @@ def paper_counts(names=("yahoo", "mslr10k")):
 # ---------------------------------------------------------------------------------------------
 # one run
 # ---------------------------------------------------------------------------------------------
-@lru_cache(maxsize=2)
-def _synthetic_partitions(n_queries, seed):
-    from lambda_objectives import make_mslr_like
-
-    data = make_mslr_like(n_queries, seed=seed)
-    parts = np.array_split(np.random.default_rng(seed).permutation(data.n_queries), 5)
-    return data, [np.sort(p) for p in parts]
-
-
-def _data_files(folder):
-    return sorted(p for p in Path(folder).iterdir()
-                  if p.is_file() and p.suffix not in (".query", ".group", ".md") and not p.name.startswith("."))
-
-
-def pooled_files(folder):
-    """The data files of a folder without ``Fold*`` subfolders (LightGBM's example layout:
-    ``rank.train``, ``rank.test``, each with its ``.query`` group file), in name order."""
-    files = _data_files(folder)
-    if not files:
-        raise FileNotFoundError(f"{folder}: no Fold1..5 subfolders and no data files")
-    return files
-
-
-def _pooled_partitions(folder, seed):
-    """Every file of ``folder`` pooled (query ids made distinct per file) and split by query into five
-    parts with a fixed seed: a data set shipped without folds gets LETOR's 3/1/1 fold table."""
-    import scipy.sparse as sp
-
-    from lambda_objectives.io import RankingData, load_letor
-
-    parts = [load_letor(f) for f in pooled_files(folder)]
-    width = max(d.X.shape[1] for d in parts)
-    X = np.vstack([np.pad(d.X.toarray() if sp.issparse(d.X) else d.X, ((0, 0), (0, width - d.X.shape[1])))
-                   for d in parts])
-    offsets = np.cumsum([0] + [int(d.qid.max()) + 1 for d in parts[:-1]])
-    qid = np.concatenate([d.qid - d.qid.min() + o for d, o in zip(parts, offsets)])
-    ptr = np.concatenate([[0], np.cumsum(np.concatenate([d.group for d in parts]))])
-    data = RankingData(X, np.concatenate([d.y for d in parts]), qid, ptr, path=str(folder))
-    split = np.array_split(np.random.default_rng(seed).permutation(data.n_queries), 5)
-    return data, [np.sort(p) for p in split]
-
-
-#: the ``--data`` help of every command that reads a data set through :func:`resolve_data`
-DATA_HELP = ("a data folder: the LETOR layout (Fold1..5/{train,vali,test}.txt, LETOR 3.0 names, or one fold); "
-             "a folder of files without folds (yahoo-sample: rank.train/rank.test + .query), pooled and split by "
-             "query into five folds; or a folder of variants with one complete LETOR layout (OHSUMED: its "
-             "QueryLevelNorm folds)")
-
-
-class DataSet(NamedTuple):
-    """A ``--data`` folder as every command reads it (:func:`resolve_data`).
-
-    ``key``: what :func:`load_fold` takes (a LETOR folder's absolute path, or ``"pooled:SEED:FOLDER"``);
-    ``label``: its name for titles and tables; ``folds``: the fold names run; ``train_files``:
-    ``[(name, path)]`` of the training files ``validate`` probes (per fold, or the pooled folder's
-    training files); ``note``: how the folder was read, when that is not what was passed (else ``""``).
-    """
-
-    key: str
-    label: str
-    folds: list
-    train_files: list
-    note: str = ""
-
-
-def _is_letor(folder):
-    """Whether ``folder`` holds a complete LETOR layout (split files, or ``Fold*`` folders each with
-    them), judged from the file names alone."""
-    from lambda_objectives.io import _LAYOUTS
-
-    def complete(d):
-        return any(all((d / f).is_file() or (d / (f + ".gz")).is_file() for f in layout) for layout in _LAYOUTS)
-
-    folds = [d for d in folder.iterdir() if d.is_dir() and d.name.lower().startswith("fold")]
-    return complete(folder) or (bool(folds) and all(complete(d) for d in folds))
-
-
-def resolve_data(folder, folds=None, seed=0):
-    """The :class:`DataSet` of a ``--data`` folder: the one home of how the commands read a data set.
-
-    * a LETOR layout (``Fold1..5/{train,vali,test}.txt``, LETOR 3.0 names, or one fold's files):
-      its folds (``folds``: the ones wanted, each checked to exist);
-    * a folder of data files without folds (LightGBM's example layout, ``yahoo-sample``:
-      ``rank.train``/``rank.test`` with ``.query`` group files): pooled and split by query into five
-      folds with LETOR's fold table (:func:`_pooled_partitions`, seed ``seed``);
-    * a folder holding only variant folders (LETOR 3.0's ``OHSUMED/{QueryLevelNorm,Feature-null}``):
-      the one variant with a complete LETOR layout, said in ``note``; with several, or a folder of
-      several data sets, a ``ValueError`` naming the folders, to pass one of them.
-
-    Raises ``ValueError`` naming the folder and what to pass instead.
-    """
-    from lambda_objectives import load_letor_folds
-
-    from ._cli import _VARIANTS, dataset_name
-
-    root = Path(folder)
-    if not root.is_dir():
-        raise ValueError(f"data folder {root} does not exist")
-    has_folds = any(d.is_dir() and d.name.lower().startswith("fold") for d in root.iterdir())
-    if has_folds or _is_letor(root):
-        loaded = load_letor_folds(root, folds=folds)  # names a missing fold or split file
-        return DataSet(str(root.resolve()), dataset_name(root), [f.name for f in loaded],
-                       [(f.name, str(f.paths["train"])) for f in loaded])
-    if _data_files(root):
-        files = pooled_files(root)
-        names = [f for f in FOLD_TABLE if folds is None or f in folds]
-        train = [f for f in files if "train" in f.name.lower()] or files
-        return DataSet(f"pooled:{seed}:{root.resolve()}",
-                       f"{root.name} ({' + '.join(f.name for f in files)} pooled, five folds by query)", names,
-                       [(f.name, str(f)) for f in train],
-                       f"{root} has no folds: its files {', '.join(f.name for f in files)} are pooled and split "
-                       "by query into five folds (LETOR's fold table)")
-    subs = sorted(d for d in root.iterdir() if d.is_dir() and not d.name.startswith("."))
-    usable = [d for d in subs if _is_letor(d)]
-    # only variants of one data set (OHSUMED's QueryLevelNorm, Feature-null, ...) are chosen among:
-    # a folder of several data sets (../shared/data) is never narrowed to one of them silently
-    if subs and len(usable) == 1 and all(d.name.lower() in _VARIANTS for d in subs):
-        inner = resolve_data(usable[0], folds, seed)
-        others = [d.name for d in subs if d != usable[0]]
-        return inner._replace(note=f"{root} holds no folds itself: using {usable[0]}, its only complete LETOR "
-                                   "layout" + (f" ({', '.join(others)}: incomplete)" if others else ""))
-    if subs:
-        raise ValueError(f"{root} holds no folds and no data files, but the folders {', '.join(d.name for d in subs)}: "
-                         "pass one of them as --data" + (f", e.g. --data {usable[0]}" if usable else ""))
-    raise ValueError(f"{root}: no Fold1..Fold5 folders, no train.txt/vali.txt/test.txt files and no data files")
-
-
-def load_fold(data, fold):
-    """``(train, vali, test)`` of ``fold`` from a LETOR folder, ``"synthetic:mslr:N:SEED"`` or
-    ``"pooled:SEED:FOLDER"`` (a folder without folds, split by :func:`_pooled_partitions`)."""
-    if str(data).startswith("pooled:"):
-        _, seed, folder = str(data).split(":", 2)
-        full, parts = _pooled_partitions(folder, int(seed))
-        train, vali, test = FOLD_TABLE[fold]
-        return (full.subset(np.sort(np.concatenate([parts[p] for p in train]))), full.subset(parts[vali]),
-                full.subset(parts[test]))
-    if str(data).startswith("synthetic:"):
-        _, _, n, seed = str(data).split(":")
-        full, parts = _synthetic_partitions(int(n), int(seed))
-        train, vali, test = FOLD_TABLE[fold]
-        return (full.subset(np.sort(np.concatenate([parts[p] for p in train]))), full.subset(parts[vali]),
-                full.subset(parts[test]))
-    from lambda_objectives import load_letor_folds
-
-    f = load_letor_folds(data, folds=[fold])[0]
-    return f.train, f.vali, f.test
-
-
-def _first_queries(d, n):
-    return d.subset(np.arange(min(n, d.n_queries))) if hasattr(d, "subset") else _letor_head(d, n)
-
-
-def _letor_head(d, n):
-    from lambda_objectives.io import LetorData
-
-    n = min(n, d.n_queries)
-    end = int(d.group_ptr[n])
-    return LetorData(d.X[:end], d.y[:end], d.qid[:end], d.group_ptr[: n + 1])
-
-
 #: seconds between two progress lines of one cell's rounds (the grid's bar advances per cell only)
 PROGRESS_SECONDS = 30.0
 
@@ -238,17 +76,20 @@ def _cell_name(cfg):
 class _RoundProgress(io.TextIOBase):
     """Stands in for stdout while the reference trainer prints its ``[i] ...`` line per round
     (``verbose=True``): one log line on the real stdout every :data:`PROGRESS_SECONDS`, naming the
-    cell and the round reached; the per-round lines themselves are dropped."""
+    cell and the round reached; the per-round lines themselves are dropped. ``stamps``: when each
+    round ended (tree and history included), for ``scale``."""
 
     def __init__(self, name, total):
         self.name, self.total, self.out = name, total, sys.stdout
         self.start = self.last = time.perf_counter()
+        self.stamps = []
 
     def write(self, text):
         for line in text.splitlines():
             if not (line.startswith("[") and "]" in line):
                 continue
             now = time.perf_counter()
+            self.stamps.append(now)
             if now - self.last >= PROGRESS_SECONDS:
                 self.last = now
                 done = int(line[1:line.index("]")])
@@ -258,26 +99,33 @@ class _RoundProgress(io.TextIOBase):
         return len(text)
 
 
-def one_run(cfg):
-    """Train one configuration on one fold; a JSON-serialisable result with per-query test values."""
-    from lambda_objectives import metric_values
+def fit_cell(cfg):
+    """``(model, (train, vali, test), metric options, seconds, round end times)``: one configuration
+    trained on one fold the way the paper grid trains it (``scale`` times the same call)."""
     from reference import MARTRanker
 
-    tr, va, te = load_fold(cfg["data"], cfg["fold"])
-    if cfg.get("max_queries"):
-        tr = _first_queries(tr, cfg["max_queries"])
+    # the fold and its bins: loaded and learned by the first cell of this process on the fold, reused after
+    tr, va, te, bins = prepared_fold(cfg["data"], cfg["fold"], cfg.get("max_queries"))
     # ERR's grade scale: the data set's largest grade, the same for train, validation and test
     opts = {"max_label": float(max(tr.y.max(), va.y.max(), te.y.max())), "convention": cfg["convention"]}
     objective = "mcrank" if cfg["system"] == "mcrank" else "lambda"
     model = MARTRanker(objective=objective, metric="ndcg", k=cfg["k"], criterion=cfg["criterion"],
                        growth=cfg["growth"], num_leaves=cfg["leaves"], learning_rate=cfg["learning_rate"],
                        n_estimators=cfg["iterations"], random_state=cfg["seed"], n_threads=cfg["threads"])
-    measures = MEASURES + EXTRA
+    progress = _RoundProgress(_cell_name(cfg), cfg["iterations"])
     t = time.perf_counter()
-    with contextlib.redirect_stdout(_RoundProgress(_cell_name(cfg), cfg["iterations"])):
+    with contextlib.redirect_stdout(progress):
         model.fit(tr.X, tr.y, group=tr.group, eval_set=[(va.X, va.y, va.group), (te.X, te.y, te.group)],
-                  history_metrics=measures, history_options=opts, verbose=True)
-    seconds = time.perf_counter() - t
+                  history_metrics=MEASURES + EXTRA, history_options=opts, verbose=True, bin_mapper=bins)
+    return model, (tr, va, te), opts, time.perf_counter() - t, progress.stamps
+
+
+def one_run(cfg):
+    """Train one configuration on one fold; a JSON-serialisable result with per-query test values."""
+    from lambda_objectives import metric_values
+
+    model, (tr, va, te), opts, seconds, _ = fit_cell(cfg)
+    measures = MEASURES + EXTRA
     vali, test = model.history_["valid_0"], model.history_["valid_1"]
     best = int(np.argmax(vali["ndcg@10"])) + 1
 
@@ -316,18 +164,6 @@ def build_grid(args, folds):
 # ---------------------------------------------------------------------------------------------
 # statistics and report
 # ---------------------------------------------------------------------------------------------
-def paired_ci(diffs, level=0.95):
-    """Mean and two-sided t confidence interval of paired per-query differences."""
-    from scipy import stats
-
-    d = np.asarray(diffs, dtype=float)
-    m = float(d.mean())
-    if d.size < 2:
-        return m, float("nan"), float("nan")
-    half = float(stats.t.ppf(0.5 + level / 2, d.size - 1) * d.std(ddof=1) / math.sqrt(d.size))
-    return m, m - half, m + half
-
-
 def mark(diff_points, lo_points, hi_points):
     """``**`` when OLE leads by > 0.1 point and its CI excludes 0; ``vv`` for SE likewise."""
     if diff_points > 0.1 and lo_points > 0:
@@ -475,8 +311,6 @@ def report(agg, args, out):
                  for s in args.systems if any(k[0] == s for k in agg)}
     power = {}
     for sysname, pairs in power_sd.items():
-        from .quality import mde
-
         sd, n = float(np.median([p[0] for p in pairs])), int(max(p[1] for p in pairs))
         power[sysname] = {"difference": f"{counts[sysname]['name']} − SE", "sd_points": 100 * sd, "test_queries": n,
                           "detectable_points": 100 * mde(sd, n)}
@@ -609,8 +443,6 @@ def figure_lines(agg, args):
     """What Figure 2 draws: ``{(system, measure): [(lr, iterations, mean, half-width or None)]}``, the
     OLE − SE test-set difference (points ×100) over iterations at the first ``--leaves`` value, the
     OLE being :func:`compared_ole`'s; a band half-width (95 % t over folds) only with two folds or more."""
-    from scipy import stats
-
     lines = {}
     leaves = args.leaves[0]
     for system in args.systems:
@@ -623,7 +455,7 @@ def figure_lines(agg, args):
                 n = min(se["fold_history"][m].shape[1], other["fold_history"][m].shape[1])
                 k = min(se["fold_history"][m].shape[0], other["fold_history"][m].shape[0])
                 d = 100 * (other["fold_history"][m][:k, :n] - se["fold_history"][m][:k, :n])
-                half = (stats.t.ppf(0.975, k - 1) * d.std(axis=0, ddof=1) / math.sqrt(k)) if k > 1 else None
+                half = t_half_width(d.std(axis=0, ddof=1), k) if k > 1 else None
                 lines.setdefault((system, m), []).append((lr, np.arange(1, n + 1), d.mean(axis=0), half))
     return lines
 

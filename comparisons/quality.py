@@ -30,7 +30,9 @@ import numpy as np
 
 from ._cli import convention_arg, csv_arg, dataset_name, folds_arg, grid_args, positive_int
 from ._machine import log, machine_record
+from ._data import DATA_HELP, load_fold, resolve_data
 from ._runner import run_grid
+from ._stats import holm, mde, sign_flip_pvalue, t_interval
 from .runstore import RunStore
 
 METRICS = ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "err@10", "map@10")
@@ -244,8 +246,6 @@ def one_task(cfg):
     the configuration with the best validation NDCG@10 (LightGBM convention, the engines' own)."""
     from lambda_objectives import metric_values
 
-    from .paper import load_fold
-
     tr, va, te = load_fold(cfg["data"], cfg["fold"])
     spec = SYSTEMS[(cfg["engine"], cfg["system"])]
     runs = []
@@ -266,45 +266,6 @@ def one_task(cfg):
 # ---------------------------------------------------------------------------------------------
 # statistics
 # ---------------------------------------------------------------------------------------------
-def sign_flip_pvalue(diffs, n_resamples=20000, seed=0):
-    """Two-sided paired randomisation test of mean(diffs) = 0 (random signs; the observed counts)."""
-    d = np.asarray(diffs, dtype=float)
-    d = d[np.isfinite(d)]
-    if d.size == 0 or not np.any(d):
-        return 1.0
-    rng = np.random.default_rng(seed)
-    observed = abs(d.mean())
-    hits = 1  # the observed assignment itself
-    for start in range(0, n_resamples, 2000):
-        m = min(2000, n_resamples - start)
-        signs = rng.choice((-1.0, 1.0), size=(m, d.size))
-        hits += int(np.sum(np.abs(signs @ d) / d.size >= observed - 1e-15))
-    return hits / (n_resamples + 1)
-
-
-def holm(pvalues):
-    """Holm's step-down adjusted p-values (same order as given)."""
-    p = np.asarray(pvalues, dtype=float)
-    order = np.argsort(p)
-    adj = np.empty_like(p)
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (p.size - rank) * p[i]))
-        adj[i] = running
-    return adj
-
-
-def t_interval(values, level=0.95):
-    from scipy import stats
-
-    v = np.asarray(values, dtype=float)
-    v = v[np.isfinite(v)]
-    if v.size < 2:
-        return float("nan"), float("nan")
-    half = stats.t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size)
-    return float(v.mean() - half), float(v.mean() + half)
-
-
 def seed_means(per_seed):
     """Per-query test values averaged over the seeds of one (data, fold, engine, system): the unit
     the tests compare. Every seed scores the same test queries in the same order."""
@@ -313,16 +274,6 @@ def seed_means(per_seed):
         stacked = np.array([np.asarray(r["test"][m], dtype=float) for r in per_seed])
         out[m] = stacked.mean(axis=0)
     return out
-
-
-def mde(sd, n, alpha=0.05, power=0.8):
-    """Smallest mean paired difference a two-sided level-``alpha`` test detects with ``power``
-    (normal approximation): (z_{1-alpha/2} + z_power) · sd / √n."""
-    from scipy import stats
-
-    if n < 2 or not np.isfinite(sd):
-        return float("nan")
-    return float((stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) * sd / np.sqrt(n))
 
 
 def summarise(results, alpha=0.05, rounds=None):
@@ -412,8 +363,6 @@ def verdicts(rows, engines):
 # command
 # ---------------------------------------------------------------------------------------------
 def add_arguments(p):
-    from .paper import DATA_HELP
-
     p.add_argument("--data", nargs="*", default=[], help="data folders, each " + DATA_HELP.replace("a data folder: ", ""))
     p.add_argument("--synthetic", type=positive_int, default=None, metavar="N_QUERIES",
                    help="also the built-in MSLR-WEB10K-shaped synthetic set of N queries, in five folds")
@@ -441,8 +390,6 @@ def add_arguments(p):
 
 def _validate(a):
     """Every error a user can make, before anything trains: folders, folds, engines, objectives."""
-    from .paper import resolve_data
-
     if not a.data and not a.synthetic:
         raise ValueError("give --data DIR [DIR ...] and/or --synthetic N")
     engines = a.engines or [e for e in ENGINES if importlib.util.find_spec(e) is not None]

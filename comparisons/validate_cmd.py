@@ -94,7 +94,7 @@ def _probe(engine, params, path, n_q, seed):
 
 
 def add_arguments(p):
-    from .paper import DATA_HELP
+    from ._data import DATA_HELP
 
     p.add_argument("--data", required=True, help=DATA_HELP)
     p.add_argument("--queries", type=positive_int, default=6, help="queries probed per file (one leaf per document)")
@@ -131,7 +131,7 @@ What each row compares: the first {queries} training queries of {what}, at rando
 
 
 def run(a):
-    from .paper import resolve_data
+    from ._data import resolve_data
 
     try:
         ds = resolve_data(a.data, a.folds if a.folds else None, a.seed)

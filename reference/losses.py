@@ -245,7 +245,10 @@ class YetiRank:
         o = self.options
         if o["mode"] not in ("classic", "ndcg") or o["top"] is not None or o["num_neighbors"] != 1:
             return float("nan")  # the YetiLoss modes' pairs are not written out here: no loss history
+        from lambda_objectives._kernels.ranking import position_log2_table
+
         total = 0.0
+        logs = position_log2_table(int(np.max(np.diff(ptr), initial=1)))  # log2(r + 2), the kernel's table
         for a, b in zip(ptr[:-1], ptr[1:]):
             if b - a < 2:
                 continue
@@ -255,10 +258,10 @@ class YetiRank:
             if self.mode == "classic":
                 w = 0.15 * self.decay ** (pos - 1.0) * np.abs(t[:-1] - t[1:])
             else:
-                idcg = float(np.sum(np.sort(t)[::-1] / np.log2(np.arange(b - a) + 2.0)))
+                idcg = float(np.sum(np.sort(t)[::-1] / logs[: b - a]))
                 if idcg <= 0:
                     continue
-                w = np.abs((t[:-1] - t[1:]) * (1.0 / np.log2(pos + 1.0) - 1.0 / np.log2(pos + 2.0))) / idcg
+                w = np.abs((t[:-1] - t[1:]) * (1.0 / logs[pos - 1] - 1.0 / logs[pos])) / idcg
             sign = np.where(t[:-1] > t[1:], 1.0, -1.0)  # margin of the better-labelled document
             total += float(np.sum(w * np.logaddexp(0.0, -sign * (s[:-1] - s[1:]))))
         return total / (ptr.shape[0] - 1)

@@ -212,7 +212,7 @@ class MARTRanker(BaseEstimator):
 
     def fit(self, X, y, group=None, qid=None, *, group_ptr=None, eval_set=None, eval_group=None,
             init_score=None, eval_init_score=None, early_stopping_rounds=None, eval_metric="ndcg@10",
-            history_loss=True, history_metrics=HISTORY_METRICS, history_options=None, verbose=False):
+            history_loss=True, history_metrics=HISTORY_METRICS, history_options=None, verbose=False, bin_mapper=None):
         """Fit on ``X`` (dense or scipy sparse), ``y`` and the queries (``group`` sizes, ``qid`` or ``group_ptr``).
 
         ``eval_set``: list of ``(X, y, group)`` (or ``(X, y)`` with ``eval_group``); history
@@ -226,15 +226,23 @@ class MARTRanker(BaseEstimator):
         watches ``eval_metric`` on the last eval set: one of ``history_metrics`` (maximised) or
         ``"loss"`` (minimised); a name that is not recorded, or that the eval labels cannot score,
         raises ``ValueError`` before training. ``init_score``/``eval_init_score`` are copied, never modified.
+
+        ``bin_mapper``: a :class:`reference.binning.BinMapper` with this ranker's ``max_bin`` to bin
+        with, instead of a new one. Unfitted, it is fitted on ``X`` here; fitted, it is used as is (its
+        bins must have been learned on this ``X``, e.g. by an earlier fit: several fits on one training
+        set, a grid of configurations, then learn their bins once, and a mapper that keeps what it
+        transformed bins each array once). The model is the one a ranker learning its own bins on
+        ``X`` fits, to the bit; the mapper becomes ``bin_mapper_`` (not copied).
         """
         # every numba kernel of the fit (histograms, splits, gradients) runs on n_threads
         with numba_threads(self.n_threads):
             return self._fit(X, y, group, qid, group_ptr, eval_set, eval_group, init_score, eval_init_score,
                              early_stopping_rounds, eval_metric, history_loss, verbose,
-                             tuple(history_metrics), dict(history_options or {}))
+                             tuple(history_metrics), dict(history_options or {}), bin_mapper)
 
     def _fit(self, X, y, group, qid, group_ptr, eval_set, eval_group, init_score, eval_init_score,
-             early_stopping_rounds, eval_metric, history_loss, verbose, history_metrics, history_options):
+             early_stopping_rounds, eval_metric, history_loss, verbose, history_metrics, history_options,
+             bin_mapper=None):
         from lambda_objectives import check_labels
 
         self._check_params()
@@ -262,7 +270,18 @@ class MARTRanker(BaseEstimator):
             self.feature_names_in_ = np.asarray(names, dtype=object)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        self.bin_mapper_ = BinMapper(self.max_bin).fit(X)
+        if bin_mapper is None:
+            bin_mapper = BinMapper(self.max_bin)
+        elif not isinstance(bin_mapper, BinMapper) or bin_mapper.max_bin != self.max_bin:
+            raise ValueError(f"bin_mapper must be a reference.binning.BinMapper with max_bin={self.max_bin} (this "
+                             f"ranker's), got {bin_mapper!r}" + (f" with max_bin={bin_mapper.max_bin}"
+                                                                 if isinstance(bin_mapper, BinMapper) else ""))
+        elif bin_mapper.thresholds_ is not None and len(bin_mapper.thresholds_) != X.shape[1]:
+            raise ValueError(f"bin_mapper was fitted on {len(bin_mapper.thresholds_)} features, X has {X.shape[1]}: "
+                             "pass a mapper fitted on this X, or an unfitted one")
+        if bin_mapper.thresholds_ is None:
+            bin_mapper.fit(X)
+        self.bin_mapper_ = bin_mapper
         binned = self.bin_mapper_.transform(X)
         n_bins = self.bin_mapper_.n_bins_
         loss = self._loss(y)

@@ -4,6 +4,7 @@ import importlib.util
 import json
 
 import numpy as np
+import pytest
 
 from comparisons.__main__ import main as cli
 
@@ -207,3 +208,36 @@ def test_figure_titles_name_the_data_set_not_the_path(letor_folder, tmp_path):
     title = figure_title(label, "ΔNDCG (full list)", 2)
     assert title.startswith("OHSUMED (QueryLevelNorm): ΔNDCG (full list) objective") and str(tmp_path) not in title
     assert "bars: SD over folds" in title and "one fold, no bars" in figure_title(label, "x", 1)
+
+
+def test_a_fold_is_loaded_and_binned_once_per_process_and_its_trees_do_not_change(monkeypatch):
+    from comparisons._data import prepared_fold
+    from reference import BinMapper, MARTRanker
+
+    fits = []
+    real_fit = BinMapper.fit
+    monkeypatch.setattr(BinMapper, "fit", lambda self, X: fits.append(X.shape) or real_fit(self, X))
+    tr, va, te, bins = prepared_fold("synthetic:mslr:40:0", "Fold2", None)
+    assert prepared_fold("synthetic:mslr:40:0", "Fold2", None)[3] is bins  # the next cell's fold
+    kw = dict(objective="lambda", num_leaves=6, n_estimators=3, growth="breadth_first", n_threads=1)
+    for criterion in ("ole_exact", "se"):
+        own = MARTRanker(criterion=criterion, **kw).fit(tr.X, tr.y, group=tr.group, eval_set=[(va.X, va.y, va.group)])
+        shared = MARTRanker(criterion=criterion, **kw).fit(tr.X, tr.y, group=tr.group,
+                                                           eval_set=[(va.X, va.y, va.group)], bin_mapper=bins)
+        assert shared.bin_mapper_ is bins
+        for a, b in zip(own.trees_, shared.trees_):
+            assert a[0].tobytes() == b[0].tobytes()
+        assert np.array_equal(own.predict(te.X), shared.predict(te.X))
+        assert own.history_ == shared.history_
+    assert len(fits) == 3  # two rankers learning their own bins, and the fold's bins once
+    assert bins.transform(tr.X) is bins.transform(tr.X)  # each matrix binned once
+
+
+def test_a_bin_mapper_of_another_width_or_max_bin_is_refused():
+    from reference import BinMapper, MARTRanker
+
+    X, y = np.random.default_rng(0).normal(size=(30, 3)), np.arange(30) % 3
+    with pytest.raises(ValueError, match="max_bin=255"):
+        MARTRanker(n_estimators=1).fit(X, y, group=[30], bin_mapper=BinMapper(16))
+    with pytest.raises(ValueError, match="fitted on 2 features, X has 3"):
+        MARTRanker(n_estimators=1).fit(X, y, group=[30], bin_mapper=BinMapper().fit(X[:, :2]))

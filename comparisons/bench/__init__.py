@@ -9,7 +9,7 @@ them all into one report (Markdown + JSON).
 * :mod:`comparisons.bench.adapters`: our presets inside LightGBM/XGBoost against the native
   objectives (and ``--profile``: where a custom-objective round goes);
 * :mod:`comparisons.bench.reference`: the reference trainer per tree (OLE, SE, exact OLE) against
-  LightGBM on the same gradients;
+  LightGBM on the same gradients, McRank against LightGBM ``multiclass``, and MQ2008, interleaved;
 * :mod:`comparisons.bench.combine`: the exact linear combination against grid search;
 * :mod:`comparisons.bench.plrank`: our PL-Rank-3 kernel against the published algorithm as a numpy
   per-query loop.

@@ -43,7 +43,7 @@ Queries of one document get zeros. Accumulation in float64 in CatBoost's loop or
 import numpy as np
 from numba import njit, prange
 
-from .ranking import stable_order_desc
+from .ranking import position_log2, stable_order_desc
 
 NDCG = 0
 MRR = 1
@@ -74,7 +74,7 @@ def _numerator(t, exp_gain):
 
 @njit(cache=True)
 def _denominator(p, log_position):
-    return np.log2(2.0 + p) if log_position else 1.0 + p
+    return position_log2(p) if log_position else 1.0 + p
 
 
 @njit(cache=True)

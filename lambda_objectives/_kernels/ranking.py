@@ -48,20 +48,34 @@ def cutoff(n, k):
 
 
 @njit(cache=True)
-def discount_table(n):
-    """``D[r] = 1/log2(r + 2)`` for 0-based positions ``r < n``, with libm's scalar ``log2``.
+def position_log2(r):
+    """``log2(r + 2)``, the DCG denominator of 0-based position ``r``, with libm's scalar ``log2``:
+    the one home of the discount formula (:func:`discount_table` is its reciprocal; kernels that
+    divide by it, as CatBoost and YetiRank do, call this).
 
-    The scalar form is the one LightGBM and XGBoost compute their tables with (libm's ``log2``, which
-    Python's ``math.log2`` also calls: equal bit for bit, checked in the tests), so the exact kernels
-    and the engine-parity presets share this one table. numpy's vectorised ``np.log2`` may differ by
-    one ulp where it takes a SIMD path, so no table here is built with it.
+    libm's ``log2`` is the one LightGBM and XGBoost compute their tables with, and Python's
+    ``math.log2`` calls it too (equal bit for bit, checked in the tests), so a kernel gives the same
+    bits compiled and as plain Python (``NUMBA_DISABLE_JIT``). numpy's ``np.log2`` is not that
+    function outside numba (its own loops may differ by one ulp, e.g. at ``r = 1619``), so nothing
+    here uses it.
     """
+    return math.log2(2.0 + r)
+
+
+@njit(cache=True)
+def position_log2_table(n):
+    """``L[r] = log2(r + 2)`` (:func:`position_log2`) for 0-based positions ``r < n`` (at least one)."""
     out = np.empty(max(n, 1), dtype=np.float64)
     for r in range(out.shape[0]):
-        # math.log2 is libm's log2 compiled and as plain Python (NUMBA_DISABLE_JIT); np.log2 is not
-        # the same function in both (numpy's own scalar loop may differ by one ulp)
-        out[r] = 1.0 / math.log2(2.0 + r)
+        out[r] = position_log2(r)
     return out
+
+
+@njit(cache=True)
+def discount_table(n):
+    """``D[r] = 1/log2(r + 2)`` for 0-based positions ``r < n`` (at least one): the reciprocal of
+    :func:`position_log2_table`, shared by the exact kernels and the engine-parity presets."""
+    return 1.0 / position_log2_table(n)
 
 
 @njit(cache=True)

@@ -42,7 +42,7 @@ import numpy as np
 from numba import njit, prange
 
 from .err import err_advance, err_delta
-from .ranking import stable_order_desc
+from .ranking import position_log2, stable_order_desc
 
 #: pair-weight modes (CatBoost's ``mode=``) and noises (CatBoost's ``noise=``)
 CLASSIC = 0
@@ -228,13 +228,13 @@ def yetirank_query(s, y, key, permutations, decay, mode, noise, noise_power, top
     nb = m if neighbors < 0 else neighbors
     disc = np.zeros(m)
     for p in range(kk):
-        disc[p] = 1.0 / math.log2(p + 2.0)
+        disc[p] = 1.0 / position_log2(p)
     idcg = 1.0
     if mode == NDCG:
         ideal = np.sort(y)[::-1]
         idcg = 0.0
         for p in range(kk):
-            idcg += ideal[p] / math.log2(p + 2.0)
+            idcg += ideal[p] / position_log2(p)
         if idcg <= 0.0:
             return  # all labels 0: no pair has a weight
     rankings = 1 if noise == NO_NOISE else permutations
