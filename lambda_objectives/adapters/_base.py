@@ -4,6 +4,7 @@ The gradient itself comes from a back end chosen by ``preset`` (:mod:`.presets`)
 modules only translate the engine's calling convention into ``(labels, group_ptr, weights)``.
 """
 
+import sys
 import threading
 import warnings
 import weakref
@@ -12,6 +13,7 @@ import numpy as np
 
 from .. import _registry as reg
 from .._config import ENGINE_FLOAT
+from .._openmp import share_with_xgboost
 from .._threads import numba_threads
 from ..checks import check_finite, check_k, check_n_threads, check_options, check_training_data
 from ..plrank import check_plrank_options
@@ -138,7 +140,11 @@ class LambdaObjective:
     def _dry_run(self):
         """Run the back end once on one all-zero-label query, so that a bad option *value* (``gain="bogus"``,
         a malformed ``label_gain``...) fails here, through the same code that reads it, and not at the
-        engine's first round (option names are checked above). All-zero labels pass every label rule."""
+        engine's first round (option names are checked above). All-zero labels pass every label rule.
+        The run starts numba's threads: in a process that has imported XGBoost, numba first joins
+        XGBoost's OpenMP runtime (:mod:`.._openmp`), as the first round would have."""
+        if "xgboost" in sys.modules:
+            share_with_xgboost()
         try:
             self.gradients(np.zeros(2), np.zeros(2), np.array([0, 2]))
         except ValueError as exc:

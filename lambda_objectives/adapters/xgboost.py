@@ -41,6 +41,7 @@ class XGBoostObjective(LambdaObjective):
     _margin_name = "base_margin"
 
     def __init__(self, *args, min_child_weight=1.0, **kwargs):
+        share_with_xgboost()  # before the base class's dry run starts numba's threads
         super().__init__(*args, **kwargs)
         if isinstance(min_child_weight, bool) or not (np.isfinite(min_child_weight) and min_child_weight >= 0):
             raise ValueError(f"min_child_weight must be a finite number >= 0 (XGBoost's parameter), "
