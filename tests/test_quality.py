@@ -287,12 +287,13 @@ def test_quick_help_says_two_folds(capsys):
 @pytest.mark.parametrize("engine, system", [("lightgbm", "ours softmax"), ("lightgbm", "ours listmle"),
                                             ("xgboost", "ours softmax"), ("xgboost", "ours listmle"),
                                             ("catboost", "native QuerySoftMax")])
-def test_issue33_listwise_systems_train_and_run_by_default(engine, system):
+def test_issue33_listwise_systems_train_and_are_opt_in(engine, system):
     pytest.importorskip(engine)
-    from comparisons.quality import DEFAULT_SYSTEMS, QUICK, SYSTEMS, _train
+    from comparisons.quality import DEFAULT_SYSTEMS, OBJECTIVE_NAMES, QUICK, SYSTEMS, _train
     from lambda_objectives import make_ranking, mean_metric
 
-    assert system in DEFAULT_SYSTEMS
+    # selectable with --objectives, not in the default protocol whose tables README shows
+    assert system in OBJECTIVE_NAMES and system not in DEFAULT_SYSTEMS
     tr, va = make_ranking(60, docs_per_query=(5, 25), n_features=5, seed=1), make_ranking(30, n_features=5, seed=2)
     predict, best = _train(engine, SYSTEMS[(engine, system)], tr, va, dict(QUICK[engine]), 15, 5, 0)
     assert 1 <= best <= 15
