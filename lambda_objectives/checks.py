@@ -71,6 +71,20 @@ def check_labels(labels, n_rows, integer=False, name="labels", fix=""):
     return arr
 
 
+#: seeds and iteration counters of the seeded kernels are uint64
+SEED_MAX = 2 ** 64
+
+
+def check_integer(value, name, low, high=None):
+    """``value`` as an int with ``low <= value`` (and ``< high`` if given; the seeded kernels' seeds and
+    iteration counters use ``high=SEED_MAX``); ``ValueError`` naming ``name`` otherwise (a bool is no integer)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low \
+            or (high is not None and value >= high):
+        bound = f">= {low}" + ("" if high is None else f" and < {'2**64' if high == SEED_MAX else high}")
+        raise ValueError(f"{name} must be an integer {bound}, got {value!r}")
+    return int(value)
+
+
 #: a cut-off at or beyond this is the whole list of any query (and fits the kernels' int64)
 K_WHOLE_LIST = 2 ** 62
 

@@ -10,7 +10,7 @@ from ._config import FLOAT, PTR
 from ._kernels import pairs
 from ._kernels.ranking import discount_table
 from ._threads import numba_threads
-from .checks import check_k, check_labels, check_options, check_query_weights, check_scores
+from .checks import SEED_MAX, check_integer, check_k, check_labels, check_options, check_query_weights, check_scores
 from .groups import check_group_ptr
 from .xendcg import xendcg_gradients
 
@@ -251,7 +251,6 @@ def check_pair_method(pair_method="all", num_pair_per_sample=None, seed=None, it
 
     The sampling options given with ``"all"`` are refused rather than ignored.
     """
-    from .yetirank import _integer  # the one integer check of the seeded kernels
 
     if not isinstance(pair_method, str) or pair_method not in PAIR_METHODS:
         raise ValueError(f"pair_method must be one of {PAIR_METHODS}, got {pair_method!r}")
@@ -261,8 +260,9 @@ def check_pair_method(pair_method="all", num_pair_per_sample=None, seed=None, it
         if given:
             raise ValueError(f"{given} only apply to sampled pairs: pass pair_method='mean' (or drop them)")
         return None
-    m = _integer(1 if num_pair_per_sample is None else num_pair_per_sample, "num_pair_per_sample", 1)
-    return m, _integer(0 if seed is None else seed, "seed", 0, 2 ** 64), _integer(iteration, "iteration", 0, 2 ** 64)
+    m = check_integer(1 if num_pair_per_sample is None else num_pair_per_sample, "num_pair_per_sample", 1)
+    return m, check_integer(0 if seed is None else seed, "seed", 0, SEED_MAX), check_integer(iteration, "iteration", 0,
+                                                                                           SEED_MAX)
 
 
 def _given_options(**values):

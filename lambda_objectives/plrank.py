@@ -4,7 +4,6 @@ expected DCG@K of a Plackett–Luce policy, one boosting round at a time.
 Formulas, sampling and the generator: ``_kernels/plrank.py`` and docs/math.md.
 """
 
-import numbers
 
 import numpy as np
 
@@ -12,7 +11,7 @@ from ._config import FLOAT
 from ._kernels import plrank as pk
 from ._kernels.ranking import discount_table, document_gains
 from ._threads import numba_threads
-from .checks import check_k, check_query_inputs
+from .checks import SEED_MAX, check_integer, check_k, check_query_inputs
 
 __all__ = ["PLRANK_DEFAULTS", "PLRANK_HESSIANS", "check_plrank_options", "plrank_gradients"]
 
@@ -23,15 +22,6 @@ PLRANK_DEFAULTS = {"k": None, "n_samples": 200, "seed": 0, "hessian": "abs"}
 #: what becomes of the sampled Hessian ``h`` (an unbiased estimate, negative where E[DCG@K] curves up)
 PLRANK_HESSIANS = ("raw", "abs")
 
-_SEED_MAX = 2 ** 64
-
-
-def _integer(value, name, low, high=None):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low \
-            or (high is not None and value >= high):
-        bound = f">= {low}" + ("" if high is None else " and < 2**64")
-        raise ValueError(f"{name} must be an integer {bound}, got {value!r}")
-    return int(value)
 
 
 def check_plrank_options(k=None, n_samples=200, seed=0, hessian="abs"):
@@ -41,8 +31,8 @@ def check_plrank_options(k=None, n_samples=200, seed=0, hessian="abs"):
     [0, 2**64); ``hessian``: ``"abs"`` or ``"raw"``.
     """
     k = check_k(k)
-    n_samples = _integer(n_samples, "n_samples", 1)
-    seed = _integer(seed, "seed", 0, _SEED_MAX)
+    n_samples = check_integer(n_samples, "n_samples", 1)
+    seed = check_integer(seed, "seed", 0, SEED_MAX)
     if hessian not in PLRANK_HESSIANS:
         raise ValueError(f"hessian must be one of {PLRANK_HESSIANS}, got {hessian!r}")
     return k, n_samples, seed, hessian
@@ -107,7 +97,7 @@ def plrank_gradients(scores, labels, group_ptr, *, k=None, n_samples=200, seed=0
     grad, hess : ndarray of float64, shape (n,)
     """
     k, n_samples, seed, hessian = check_plrank_options(k, n_samples, seed, hessian)
-    iteration = _integer(iteration, "iteration", 0, _SEED_MAX)
+    iteration = check_integer(iteration, "iteration", 0, SEED_MAX)
     s, y, ptr, w = check_query_inputs(scores, labels, group_ptr, query_weights)
     gains = document_gains(y, "exp")
     if not np.all(np.isfinite(gains)):

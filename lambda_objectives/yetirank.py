@@ -10,7 +10,7 @@ import numpy as np
 from ._config import FLOAT
 from ._kernels import yetirank as yk
 from ._threads import numba_threads
-from .checks import check_query_inputs
+from .checks import SEED_MAX, check_integer, check_query_inputs
 
 __all__ = ["YETIRANK_DEFAULTS", "YETIRANK_MODES", "YETIRANK_NOISES", "check_yetirank_options",
            "yetirank_catboost_loss", "yetirank_catboost_row", "yetirank_gradients"]
@@ -28,15 +28,6 @@ YETIRANK_MODES = {"classic": yk.CLASSIC, "dcg": yk.DCG, "ndcg": yk.NDCG, "mrr": 
 #: noises: CatBoost's ``Gumbel`` (its default), ``Gauss`` (``noise_power`` its standard deviation), ``No``
 YETIRANK_NOISES = {"gumbel": yk.GUMBEL, "gauss": yk.GAUSS, "no": yk.NO_NOISE, "none": yk.NO_NOISE}
 
-_SEED_MAX = 2 ** 64
-
-
-def _integer(value, name, low, high=None):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low \
-            or (high is not None and value >= high):
-        bound = f">= {low}" + ("" if high is None else " and < 2**64")
-        raise ValueError(f"{name} must be an integer {bound}, got {value!r}")
-    return int(value)
 
 
 def _choice(value, name, table):
@@ -64,7 +55,7 @@ def check_yetirank_options(permutations=10, decay=0.85, mode="classic", seed=0, 
     (rather than ignored): ``decay`` is ``mode="classic"``'s only, ``num_neighbors`` and ``top`` every
     other mode's, ``noise_power`` ``noise="gauss"``'s, ``permutations`` not ``noise="no"``'s.
     """
-    permutations = _integer(permutations, "permutations", 1)
+    permutations = check_integer(permutations, "permutations", 1)
     if isinstance(decay, bool) or not isinstance(decay, numbers.Real) or not (0.0 < decay <= 1.0):
         raise ValueError(f"decay must be a number in (0, 1], got {decay!r}")
     mode = _choice(mode, "mode", YETIRANK_MODES)
@@ -73,13 +64,13 @@ def check_yetirank_options(permutations=10, decay=0.85, mode="classic", seed=0, 
         raise ValueError(f"num_neighbors must be an integer >= 1, or -1 for every later position, got "
                          f"{num_neighbors!r}")
     if top is not None:
-        top = _integer(top, "top", 1)
+        top = check_integer(top, "top", 1)
     noise = _choice(noise, "noise", YETIRANK_NOISES)
     if isinstance(noise_power, bool) or not isinstance(noise_power, numbers.Real) \
             or not (np.isfinite(noise_power) and noise_power > 0):
         raise ValueError(f"noise_power must be a finite number > 0 (the Gauss noise's standard deviation), got "
                          f"{noise_power!r}")
-    seed = _integer(seed, "seed", 0, _SEED_MAX)
+    seed = check_integer(seed, "seed", 0, SEED_MAX)
     if mode != "classic" and decay != YETIRANK_DEFAULTS["decay"]:
         raise _unread("decay", decay, f"mode={mode!r} weighs a pair by its metric's swap change and")
     if mode == "classic":
@@ -173,7 +164,7 @@ def yetirank_gradients(scores, labels, group_ptr, *, permutations=10, decay=0.85
     """
     o = check_yetirank_options(permutations, decay, mode, seed, num_neighbors=num_neighbors, top=top,
                                noise=noise, noise_power=noise_power)
-    iteration = _integer(iteration, "iteration", 0, _SEED_MAX)
+    iteration = check_integer(iteration, "iteration", 0, SEED_MAX)
     s, y, ptr, w = check_query_inputs(scores, labels, group_ptr, query_weights)
     n = s.shape[0]
     if o["mode"] == "err" and n and y.max() > 1.0:
