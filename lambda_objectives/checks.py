@@ -247,3 +247,33 @@ def check_options(metric, given, preset=None):
     bad = set(given) - reg.objective_options(metric, preset)
     if bad:
         raise ValueError(reg.option_error(metric, sorted(bad), preset))
+
+
+def check_outputs(out, n, **inputs):
+    """``out`` (``None``: two new arrays) as the ``(grad, hess)`` a kernel fills: two writeable contiguous
+    float64 arrays of length ``n`` that overlap neither each other nor any of ``inputs`` (the kernel reads
+    its inputs while it writes its outputs). The one check of caller-provided output arrays."""
+    if out is None:
+        return np.empty(n, dtype=FLOAT), np.empty(n, dtype=FLOAT)
+    try:
+        g, h = out
+    except (TypeError, ValueError):
+        raise ValueError("out must be a pair (grad_out, hess_out) of float64 arrays") from None
+    for name, a in (("grad_out", g), ("hess_out", h)):
+        if not isinstance(a, np.ndarray) or a.dtype != FLOAT or a.ndim != 1 or a.shape[0] != n \
+                or not a.flags.c_contiguous or not a.flags.writeable:
+            raise ValueError(f"out must be two contiguous float64 arrays of length {n}: {name} is not (or is read-only)")
+    if np.shares_memory(g, h):
+        raise ValueError("out grad and hess arrays must not overlap")
+    # the kernel reads its inputs while it writes the outputs: an overlap gives wrong gradients
+    for name, a in (("grad_out", g), ("hess_out", h)):
+        for what, arr in inputs.items():
+            if arr is None or isinstance(arr, (str, bytes)):
+                continue
+            try:  # any buffer (a memoryview, an array.array, a DataFrame column...) may alias the output
+                view = np.asarray(arr)
+            except Exception:  # noqa: BLE001 - not array-like: cannot alias, validated elsewhere
+                continue
+            if np.shares_memory(a, view):
+                raise ValueError(f"out {name} overlaps the {what} input; pass separate output arrays")
+    return g, h

@@ -10,7 +10,8 @@ from ._config import FLOAT, PTR
 from ._kernels import pairs
 from ._kernels.ranking import discount_table
 from ._threads import numba_threads
-from .checks import SEED_MAX, check_integer, check_k, check_labels, check_options, check_query_weights, check_scores
+from .checks import (SEED_MAX, check_integer, check_k, check_labels, check_options, check_outputs, check_query_weights,
+                     check_scores)
 from .groups import check_group_ptr
 from .xendcg import xendcg_gradients
 
@@ -188,7 +189,7 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
     if w is None:
         w = np.ones(n_queries, dtype=FLOAT)
     values = reg.kernel_inputs(metric, y, gain=gain, label_gain=label_gain, max_label=max_label, threshold=threshold)
-    grad, hess = _outputs(out, n, scores=scores, labels=labels, group_ptr=group_ptr, query_weights=query_weights)
+    grad, hess = check_outputs(out, n, scores=scores, labels=labels, group_ptr=group_ptr, query_weights=query_weights)
     sizes = np.diff(ptr)
     kk = np.minimum(sizes, k) if k is not None else sizes
     disc = discount_table(int(sizes.max()) if n_queries else 1)
@@ -336,7 +337,7 @@ def _custom_gradients(scores, labels, group_ptr, weight_fn, k, sigma, *, gain, l
     w = check_query_weights(query_weights, n_queries)
     w = np.ones(n_queries, dtype=FLOAT) if w is None else w
     values = reg.kernel_inputs("gain_diff", y, gain=gain, label_gain=label_gain)
-    grad, hess = _outputs(out, n, scores=scores, labels=labels, group_ptr=group_ptr, query_weights=query_weights)
+    grad, hess = check_outputs(out, n, scores=scores, labels=labels, group_ptr=group_ptr, query_weights=query_weights)
     bad = np.zeros(n_queries, dtype=PTR)
     with numba_threads(n_threads):
         try:
@@ -376,30 +377,3 @@ def check_mu(metric, mu):
             or mu < 0:
         raise ValueError(f"mu must be a finite number >= 0, got {mu!r}")
     return float(mu)
-
-
-def _outputs(out, n, **inputs):
-    if out is None:
-        return np.empty(n, dtype=FLOAT), np.empty(n, dtype=FLOAT)
-    try:
-        g, h = out
-    except (TypeError, ValueError):
-        raise ValueError("out must be a pair (grad_out, hess_out) of float64 arrays") from None
-    for name, a in (("grad_out", g), ("hess_out", h)):
-        if not isinstance(a, np.ndarray) or a.dtype != FLOAT or a.ndim != 1 or a.shape[0] != n \
-                or not a.flags.c_contiguous or not a.flags.writeable:
-            raise ValueError(f"out {name} must be a writeable contiguous float64 array of length {n}")
-    if np.shares_memory(g, h):
-        raise ValueError("out grad and hess arrays must not overlap")
-    # the kernel reads its inputs while it writes the outputs: an overlap gives wrong gradients
-    for name, a in (("grad_out", g), ("hess_out", h)):
-        for what, arr in inputs.items():
-            if arr is None or isinstance(arr, (str, bytes)):
-                continue
-            try:  # any buffer (a memoryview, an array.array, a DataFrame column...) may alias the output
-                view = np.asarray(arr)
-            except Exception:  # noqa: BLE001 - not array-like: cannot alias, validated elsewhere
-                continue
-            if np.shares_memory(a, view):
-                raise ValueError(f"out {name} overlaps the {what} input; pass separate output arrays")
-    return g, h

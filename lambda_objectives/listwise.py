@@ -8,10 +8,9 @@ import numbers
 
 import numpy as np
 
-from ._config import FLOAT
 from ._kernels import listwise as lk
 from ._threads import numba_threads
-from .checks import check_query_inputs
+from .checks import check_outputs, check_query_inputs
 
 __all__ = ["LISTMLE_TIES", "SOFTMAX_DEFAULTS", "check_listmle_options", "check_softmax_options",
            "listmle_gradients", "softmax_gradients"]
@@ -41,14 +40,6 @@ def check_listmle_options(ties="breslow"):
     if ties not in LISTMLE_TIES:
         raise ValueError(f"ties must be one of {LISTMLE_TIES}, got {ties!r}")
     return ties
-
-
-def _outputs(out, n, **inputs):
-    if out is None:
-        return np.empty(n, dtype=FLOAT), np.empty(n, dtype=FLOAT)
-    from .lambdas import _outputs as checked  # the one check of caller-provided output arrays (and overlaps)
-
-    return checked(out, n, **inputs)
 
 
 def softmax_gradients(scores, labels, group_ptr, *, beta=1.0, lambda_=0.01, query_weights=None, out=None,
@@ -91,7 +82,7 @@ def softmax_gradients(scores, labels, group_ptr, *, beta=1.0, lambda_=0.01, quer
     """
     beta, lam = check_softmax_options(beta, lambda_)
     s, y, ptr, w = check_query_inputs(scores, labels, group_ptr, query_weights)
-    grad, hess = _outputs(out, s.shape[0], scores=scores, labels=labels, group_ptr=group_ptr,
+    grad, hess = check_outputs(out, s.shape[0], scores=scores, labels=labels, group_ptr=group_ptr,
                           query_weights=query_weights)
     with np.errstate(over="ignore"):
         if not np.isfinite(beta * np.sum(y)):
@@ -153,7 +144,7 @@ def listmle_gradients(scores, labels, group_ptr, *, ties="breslow", query_weight
     """
     ties = check_listmle_options(ties)
     s, y, ptr, w = check_query_inputs(scores, labels, group_ptr, query_weights)
-    grad, hess = _outputs(out, s.shape[0], scores=scores, labels=labels, group_ptr=group_ptr,
+    grad, hess = check_outputs(out, s.shape[0], scores=scores, labels=labels, group_ptr=group_ptr,
                           query_weights=query_weights)
     with numba_threads(n_threads):
         lk.listmle_driver(s, y, ptr, ties == "breslow", w, grad, hess)

@@ -7,11 +7,10 @@ Formulas, sampling and the generator: ``_kernels/plrank.py`` and docs/math.md.
 
 import numpy as np
 
-from ._config import FLOAT
 from ._kernels import plrank as pk
 from ._kernels.ranking import discount_table, document_gains
 from ._threads import numba_threads
-from .checks import SEED_MAX, check_integer, check_k, check_query_inputs
+from .checks import SEED_MAX, check_integer, check_k, check_outputs, check_query_inputs
 
 __all__ = ["PLRANK_DEFAULTS", "PLRANK_HESSIANS", "check_plrank_options", "plrank_gradients"]
 
@@ -104,13 +103,7 @@ def plrank_gradients(scores, labels, group_ptr, *, k=None, n_samples=200, seed=0
         i = int(np.flatnonzero(~np.isfinite(gains))[0])
         raise ValueError(f"gain 2**label - 1 overflows float64 at row {i} (label {y[i]:g}); labels must be below 1024")
     n = s.shape[0]
-    if out is None:
-        grad, hess = np.empty(n, dtype=FLOAT), np.empty(n, dtype=FLOAT)
-    else:
-        grad, hess = out
-        for a in (grad, hess):
-            if not (isinstance(a, np.ndarray) and a.dtype == FLOAT and a.shape == (n,) and a.flags.c_contiguous):
-                raise ValueError(f"out must be two contiguous float64 arrays of length {n}")
+    grad, hess = check_outputs(out, n, scores=scores, labels=labels, group_ptr=group_ptr, query_weights=query_weights)
     longest = int(np.max(np.diff(ptr), initial=1))
     disc = discount_table(max(1, longest if k is None else min(k, longest)))
     # the generator's uint64 arithmetic wraps by design; numpy warns about it when numba is off

@@ -10,7 +10,7 @@ import numpy as np
 from ._config import FLOAT
 from ._kernels import yetirank as yk
 from ._threads import numba_threads
-from .checks import SEED_MAX, check_integer, check_query_inputs
+from .checks import SEED_MAX, check_integer, check_outputs, check_query_inputs
 
 __all__ = ["YETIRANK_DEFAULTS", "YETIRANK_MODES", "YETIRANK_NOISES", "check_yetirank_options",
            "yetirank_catboost_loss", "yetirank_catboost_row", "yetirank_gradients"]
@@ -171,13 +171,7 @@ def yetirank_gradients(scores, labels, group_ptr, *, permutations=10, decay=0.85
         i = int(np.argmax(y > 1.0))
         raise ValueError(f"mode='err' reads labels as stop probabilities in [0, 1] (CatBoost's), row {i} is "
                          f"{y[i]:g}; pass (2**grade - 1)/2**max_grade")
-    if out is None:
-        grad, hess = np.empty(n, dtype=FLOAT), np.empty(n, dtype=FLOAT)
-    else:
-        grad, hess = out
-        for a in (grad, hess):
-            if not (isinstance(a, np.ndarray) and a.dtype == FLOAT and a.shape == (n,) and a.flags.c_contiguous):
-                raise ValueError(f"out must be two contiguous float64 arrays of length {n}")
+    grad, hess = check_outputs(out, n, scores=scores, labels=labels, group_ptr=group_ptr, query_weights=query_weights)
     # the generator's uint64 arithmetic wraps by design; numpy warns about it when numba is off
     with numba_threads(n_threads), np.errstate(over="ignore", divide="ignore"):
         yk.yetirank_driver(s, y, ptr, w, np.uint64(o["seed"]), np.uint64(iteration), o["permutations"], o["decay"],
