@@ -262,7 +262,8 @@ def check_outputs(out, n, **inputs):
     for name, a in (("grad_out", g), ("hess_out", h)):
         if not isinstance(a, np.ndarray) or a.dtype != FLOAT or a.ndim != 1 or a.shape[0] != n \
                 or not a.flags.c_contiguous or not a.flags.writeable:
-            raise ValueError(f"out must be two contiguous float64 arrays of length {n}: {name} is not (or is read-only)")
+            raise ValueError(f"out must be two contiguous float64 arrays of length {n}: {name} is not "
+                             "(or is read-only)")
     if np.shares_memory(g, h):
         raise ValueError("out grad and hess arrays must not overlap")
     # the kernel reads its inputs while it writes the outputs: an overlap gives wrong gradients

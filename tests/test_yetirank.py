@@ -262,3 +262,16 @@ def test_noise_free_modes_are_deterministic_and_gauss_noise_is_seeded():
     g = yetirank_gradients(s, y, ptr, mode="mrr", noise="gauss", seed=1, iteration=0)[0]
     np.testing.assert_array_equal(g, yetirank_gradients(s, y, ptr, mode="mrr", noise="gauss", seed=1, iteration=0)[0])
     assert not np.array_equal(g, yetirank_gradients(s, y, ptr, mode="mrr", noise="gauss", seed=2, iteration=0)[0])
+
+
+def test_outputs_may_not_alias_the_inputs_or_each_other():
+    # yetirank_gradients and plrank_gradients once had their own weaker copy of the output check
+    from lambda_objectives import plrank_gradients
+
+    s, y, ptr = _data()
+    for fn in (yetirank_gradients, plrank_gradients):
+        with pytest.raises(ValueError, match="overlaps the scores"):
+            fn(s, y, ptr, out=(s, np.empty_like(s)))
+        g = np.empty_like(s)
+        with pytest.raises(ValueError, match="must not overlap"):
+            fn(s, y, ptr, out=(g, g))
