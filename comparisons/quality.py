@@ -12,10 +12,12 @@ NDCG@1/3/5/10, ERR@10 and MAP@10 in the named convention.
 Statistics (``summary.json``, ``quality.md``): each test query's values are averaged over the seeds,
 then the mean over folds of the per-query means, a 95 % t interval over the pooled test queries, and
 for each of our objectives a paired sign-flip randomisation test against the engine's default native
-objective over the pooled test queries. NDCG@10 is the pre-declared primary endpoint: Holm's correction
-runs over the NDCG@10 comparisons of the table; the secondary metrics form a second Holm family. The
-header states, per data set, the NDCG@10 difference detectable at 80 % power (from the measured sd of
-the paired per-query differences) and the share of tasks whose chosen iteration stayed below the round
+objective over the pooled test queries. NDCG@10 is the pre-declared primary endpoint unless ``--primary``
+names another metric (ERR@10, MAP@10, MRR@10, ...): Holm's correction runs over the primary's comparisons
+of the table; the secondary metrics form a second Holm family. Model selection stays on validation
+NDCG@10 whatever the primary, so the stored tasks of one run answer every primary. The header states,
+per data set, the primary's difference detectable at 80 % power (from the measured sd of the paired
+per-query differences) and the share of tasks whose chosen iteration stayed below the round
 cap. Each task runs in a process of its own; finished tasks are stored and reused.
 """
 
@@ -35,7 +37,7 @@ from ._runner import run_grid
 from ._stats import holm, mde, sign_flip_pvalue, t_interval
 from .runstore import RunStore
 
-METRICS = ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "err@10", "map@10")
+METRICS = ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "err@10", "map@10", "mrr@10")
 #: (engine, name) -> how to train it: ("native", params) or ("ours", objective, options)
 SYSTEMS = {
     ("lightgbm", "native lambdarank"): ("native", {"objective": "lambdarank"}),
@@ -49,6 +51,7 @@ SYSTEMS = {
     ("lightgbm", "ours ndcg@10 (lambdarank norm)"): ("ours", "ndcg@10", {"normalize": "lambdarank"}),
     ("lightgbm", "ours err@10"): ("ours", "err@10", {}),
     ("lightgbm", "ours map@10"): ("ours", "map@10", {}),
+    ("lightgbm", "ours mrr@10"): ("ours", "mrr@10", {}),
     ("lightgbm", "ours ndcg_loss2@10"): ("ours", "ndcg_loss2@10", {}),
     ("lightgbm", "ours ndcg_loss2pp@10"): ("ours", "ndcg_loss2pp@10", {}),
     ("lightgbm", "ours ndcg_loss2pp_top@10"): ("ours", "ndcg_loss2pp_top@10", {}),
@@ -63,6 +66,9 @@ SYSTEMS = {
     ("xgboost", "ours ndcg (lambdarank norm)"): ("ours", "ndcg", {"normalize": "lambdarank"}),
     ("xgboost", "ours ndcg@10"): ("ours", "ndcg@10", {}),
     ("xgboost", "ours ndcg@10 (lambdarank norm)"): ("ours", "ndcg@10", {"normalize": "lambdarank"}),
+    ("xgboost", "ours err@10"): ("ours", "err@10", {}),
+    ("xgboost", "ours map@10"): ("ours", "map@10", {}),
+    ("xgboost", "ours mrr@10"): ("ours", "mrr@10", {}),
     ("xgboost", "ours ndcg_loss2@10"): ("ours", "ndcg_loss2@10", {}),
     ("xgboost", "ours ndcg_loss2pp@10"): ("ours", "ndcg_loss2pp@10", {}),
     ("xgboost", "ours ndcg_loss2pp_top@10"): ("ours", "ndcg_loss2pp_top@10", {}),
@@ -134,7 +140,9 @@ QUICK = {"lightgbm": {"num_leaves": 31, "learning_rate": 0.1, "min_data_in_leaf"
          "xgboost": {"max_leaves": 31, "eta": 0.1, "min_child_weight": 0.0, "reg_lambda": 0.0,
                      "colsample_bytree": 0.8},
          "catboost": {"depth": 5, "learning_rate": 0.1, "l2_leaf_reg": 0.0, "subsample": 1.0, "rsm": 0.8}}
-#: NDCG@10 is the pre-declared primary endpoint; the other metrics are secondary
+#: the default pre-declared primary endpoint (``--primary`` chooses another of :data:`METRICS`); the
+#: other metrics are secondary. Model selection stays on validation NDCG@10 whatever the primary, so one
+#: run's stored tasks answer every primary (the summary is recomputed, nothing retrains).
 PRIMARY = "ndcg@10"
 #: the share of tasks whose chosen iteration must lie below the round cap (else the cap decides)
 CAP_TARGET = 0.95
@@ -161,6 +169,15 @@ DEFAULT_SYSTEMS = ("native lambdarank", "native rank_xendcg", "ours ndcg", "ours
                    "native LambdaMart NDCG", "native YetiRank")
 # issue #33's objectives (softmax, ListMLE, PL-Rank-3, the YetiLoss modes) are opt-in (--objectives):
 # the documented default protocol, and the tables in README made by it, stay what they were
+
+#: ``--objectives per-metric``: the per-metric evidence run (issue #33): each engine's default native, the
+#: YetiLoss modes (CatBoost's own as the reference), PL-Rank-3, softmax, ListMLE and the exact ΔMAP/ΔMRR/ΔERR
+PER_METRIC_SYSTEMS = ("native lambdarank", "native rank:ndcg", "native LambdaMart NDCG",
+                      "native YetiRank", "native YetiRank MRR", "native YetiRank MAP", "native QuerySoftMax",
+                      "ours yetirank", "ours yetirank mrr", "ours yetirank map", "ours plrank", "ours softmax",
+                      "ours listmle", "ours mrr@10", "ours map@10", "ours err@10")
+#: names ``--objectives`` accepts for a whole set of systems
+SYSTEM_SETS = {"default": DEFAULT_SYSTEMS, "per-metric": PER_METRIC_SYSTEMS}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -277,16 +294,23 @@ def seed_means(per_seed):
     return out
 
 
-def summarise(results, alpha=0.05, rounds=None):
+def summarise(results, alpha=0.05, rounds=None, primary=PRIMARY):
     """Per (data, engine, system): the fold mean of per-query means (each query's value averaged over
     seeds first), a 95 % t interval, and paired sign-flip tests against the engine's default native.
 
-    Multiplicity: the primary endpoint (:data:`PRIMARY`, NDCG@10) is one family, Holm-corrected
-    across the table; the secondary metrics are a second family with its own Holm correction.
-    Also returns, per data set, the power statement (sd of the paired NDCG@10 difference per test
-    query, pooled test queries, the difference detectable at 80 % power) and the share of tasks
-    whose chosen iteration stayed below the round cap ``rounds``.
+    Multiplicity: the pre-declared primary endpoint ``primary`` (one of :data:`METRICS`, default
+    NDCG@10) is one family, Holm-corrected across the table; the other metrics are a second family
+    with its own Holm correction. Also returns, per data set, the power statement (sd of the paired
+    difference of ``primary`` per test query, pooled test queries, the difference detectable at 80 %
+    power) and the share of tasks whose chosen iteration stayed below the round cap ``rounds``.
     """
+    if primary not in METRICS:
+        raise ValueError(f"primary endpoint {primary!r} is not one of the measured metrics {', '.join(METRICS)}")
+    for cfg, res in results:
+        missing = [m for m in METRICS if m not in res["test"]]
+        if missing:  # a task stored by an older version of this command
+            raise ValueError(f"the stored task {cfg['data_label']} {cfg['fold']} {cfg['engine']} {cfg['system']} "
+                             f"seed {cfg['seed']} has no {', '.join(missing)}: re-run it (--force)")
     cells = {}
     for cfg, res in results:
         key = (cfg["data_label"], cfg["engine"], cfg["system"])
@@ -312,17 +336,17 @@ def summarise(results, alpha=0.05, rounds=None):
                 row[m + " n"] = int(np.isfinite(diffs).sum())
                 row[m + " p"] = sign_flip_pvalue(diffs)
         rows.append(row)
-    for family in ([PRIMARY], [m for m in METRICS if m != PRIMARY]):
+    for family in ([primary], [m for m in METRICS if m != primary]):
         tested = [(i, m) for i, r in enumerate(rows) for m in family if m + " p" in r]
         adjusted = holm([rows[i][m + " p"] for i, m in tested]) if tested else []
         for (i, m), p in zip(tested, adjusted):
             rows[i][m + " p_holm"] = float(p)
             rows[i][m + " significant"] = bool(p < alpha)
-    n_primary = sum(PRIMARY + " p" in r for r in rows)
+    n_primary = sum(primary + " p" in r for r in rows)
     power = {}
     for data in sorted({r["data"] for r in rows}):
-        sds = [r[PRIMARY + " sd"] for r in rows if r["data"] == data and np.isfinite(r.get(PRIMARY + " sd", np.nan))]
-        ns = [r[PRIMARY + " n"] for r in rows if r["data"] == data and PRIMARY + " n" in r]
+        sds = [r[primary + " sd"] for r in rows if r["data"] == data and np.isfinite(r.get(primary + " sd", np.nan))]
+        ns = [r[primary + " n"] for r in rows if r["data"] == data and primary + " n" in r]
         sd, n = (float(np.median(sds)), int(max(ns))) if sds else (float("nan"), 0)
         power[data] = {"sd": sd, "n_queries": n, "mde": mde(sd, n, alpha),
                        "mde_holm": mde(sd, n, alpha / max(n_primary, 1)), "family": n_primary}
@@ -332,9 +356,9 @@ def summarise(results, alpha=0.05, rounds=None):
     return rows, power, cap
 
 
-def verdicts(rows, engines):
+def verdicts(rows, engines, primary=PRIMARY):
     """Per (data set, engine): which of our objectives beat the engine's default native on the primary
-    endpoint after Holm, or that none did (and which native leads on the point estimate)."""
+    endpoint ``primary`` after Holm, or that none did (and which native leads on the point estimate)."""
     out = []
     for data in sorted({r["data"] for r in rows}):
         for e in engines:
@@ -342,20 +366,20 @@ def verdicts(rows, engines):
             if not rs:
                 continue
             natives = [r for r in rs if r["system"].startswith("native")]
-            best_native = max(natives, key=lambda r: r[PRIMARY])["system"] if natives else None
-            wins = [r["system"] for r in rs if r.get(PRIMARY + " significant") and r[PRIMARY + " diff"] > 0
+            best_native = max(natives, key=lambda r: r[primary])["system"] if natives else None
+            wins = [r["system"] for r in rs if r.get(primary + " significant") and r[primary + " diff"] > 0
                     and r["system"].startswith("ours")]
-            losses = [r["system"] for r in rs if r.get(PRIMARY + " significant") and r[PRIMARY + " diff"] < 0]
+            losses = [r["system"] for r in rs if r.get(primary + " significant") and r[primary + " diff"] < 0]
             if not any(r["system"].startswith("ours") for r in rs):
                 text = f"natives only (none of our objectives runs inside {e})"
             elif wins:
-                text = f"{', '.join(wins)} significantly better than {BASELINE[e]}"
+                text = f"{', '.join(wins)} significantly better than {BASELINE[e]} on {_name(primary)}"
             else:
-                text = f"no objective of ours significantly better than {BASELINE[e]}"
+                text = f"no objective of ours significantly better than {BASELINE[e]} on {_name(primary)}"
             if losses:
                 text += f"; significantly worse: {', '.join(losses)}"
             if best_native and best_native != BASELINE[e]:
-                text += f" (best native by point estimate: {best_native})"
+                text += f" (best native by {_name(primary)} point estimate: {best_native})"
             out.append({"data": data, "engine": e, "text": text})
     return out
 
@@ -369,8 +393,12 @@ def add_arguments(p):
                    help="also the built-in MSLR-WEB10K-shaped synthetic set of N queries, in five folds")
     p.add_argument("--engines", type=csv_arg(ENGINES), default=None,
                    help="comma list (default: every installed engine)")
-    p.add_argument("--objectives", type=csv_arg(OBJECTIVE_NAMES), default=None,
-                   help="comma list of system names (default: DEFAULT_SYSTEMS of the engines chosen)")
+    p.add_argument("--objectives", type=csv_arg(OBJECTIVE_NAMES + sorted(SYSTEM_SETS)), default=None,
+                   help="comma list of system names, or a set of them: 'default' (DEFAULT_SYSTEMS, the default), "
+                        "'per-metric' (PER_METRIC_SYSTEMS)")
+    p.add_argument("--primary", default=PRIMARY, choices=METRICS,
+                   help="the pre-declared primary endpoint of the Holm family (default ndcg@10); model selection "
+                        "stays on validation NDCG@10, so a stored run is re-summarised without retraining")
     p.add_argument("--folds", type=folds_arg, default=None,
                    help="comma list of folds 1..5, e.g. 1,2 (default: every fold present)")
     p.add_argument("--quick", action="store_true",
@@ -398,7 +426,9 @@ def _validate(a):
         if importlib.util.find_spec(e) is None:
             raise ValueError(f"engine {e!r} is not installed (pip install "
                              f"'lambda_objectives[{'catboost' if e == 'catboost' else 'engines'}]')")
-    wanted_systems = a.objectives or DEFAULT_SYSTEMS
+    wanted_systems = set()
+    for name in a.objectives or ["default"]:
+        wanted_systems.update(SYSTEM_SETS.get(name, (name,)))
     systems = [(e, n) for (e, n) in SYSTEMS if e in engines and n in wanted_systems]
     if not systems:
         raise ValueError(f"no system left: objectives {a.objectives} do not exist for engines {engines}")
@@ -423,6 +453,11 @@ def _validate(a):
     return engines, systems, datasets
 
 
+def _name(metric):
+    """``NDCG@10`` for ``ndcg@10``: how tables and titles spell a metric."""
+    return metric.upper()
+
+
 def _header(a, engines, rounds, power, cap, n_primary):
     from lambda_objectives import convention_label
 
@@ -433,18 +468,21 @@ def _header(a, engines, rounds, power, cap, n_primary):
     lines = [
         f"Test metrics ×100: per test query averaged over {a.seeds} training seed(s), then the mean over folds "
         f"of the per-query means (95 % t intervals over the pooled test queries: summary.json; quality.png draws each system's paired "
-        f"NDCG@10 difference to its engine's default native with its 95 % interval). "
+        f"{_name(a.primary)} difference to its engine's default native with its 95 % interval). "
         f"NDCG: {convention_label(a.convention)}; ERR@10: R = (2^g − 1)/2^max, max = the test file's largest grade; "
-        "MAP@10: relevant = label > 0, normalised by all relevant documents (trec_eval map_cut).",
+        "MAP@10: relevant = label > 0, normalised by all relevant documents (trec_eval map_cut); "
+        "MRR@10: 1/rank of the first document with label > 0 in the top 10, else 0; a query without a relevant "
+        "document scores 0 on MAP@10 and MRR@10 in every convention.",
         f"Tuning: {grid}, selected on validation NDCG@10 (LightGBM convention) with early stopping "
         f"(patience {a.patience}, round cap {rounds}); each seed repeats the search. Chosen iteration below "
         f"the cap in {100 * cap['share_below_cap']:.0f} % of {cap['tasks']} tasks (target ≥ {100 * CAP_TARGET:.0f} %"
         f"{'' if cap['share_below_cap'] >= CAP_TARGET else ': NOT MET, the cap decides some results'}).",
         f"Tests: paired sign-flip randomisation test over the pooled test queries against the engine's default "
-        f"native ({', '.join(f'{e}: {BASELINE[e]}' for e in engines)}). Primary endpoint NDCG@10, Holm-corrected "
+        f"native ({', '.join(f'{e}: {BASELINE[e]}' for e in engines)}). Primary endpoint {_name(a.primary)} "
+        f"(pre-declared{', the default' if a.primary == PRIMARY else ' with --primary'}), Holm-corrected "
         f"over its {n_primary} comparisons; the other metrics are secondary, Holm-corrected as a family of their "
         "own. ▲/▼: better/worse, p_Holm < 0.05.",
-        "Power (NDCG@10 points, paired difference vs the engine's default native; sd = median over systems of "
+        f"Power ({_name(a.primary)} points, paired difference vs the engine's default native; sd = median over systems of "
         "the per-query sd): " + "; ".join(
             f"{d}: sd {100 * v['sd']:.1f}, {v['n_queries']} test queries, detectable at 80 % power "
             f"{100 * v['mde']:.2f} (one test, α = 0.05) / {100 * v['mde_holm']:.2f} (α/{v['family']}, Holm's "
@@ -463,7 +501,8 @@ def run(a):
     grids = {e: search_configs(e, a.budget, a.quick) for e in engines}
     seeds = [a.seed + i for i in range(a.seeds)]
     tasks = [{"data": key, "data_label": label, "fold": f, "engine": e, "system": s, "grid": grids[e],
-              "rounds": rounds, "patience": a.patience, "seed": seed, "convention": a.convention}
+              "rounds": rounds, "patience": a.patience, "seed": seed, "convention": a.convention,
+              "metrics": list(METRICS)}
              for key, label, folds in datasets for f in folds for e, s in systems for seed in seeds]
     out = Path(a.out)
     store = RunStore(out / "runs", "quality")
@@ -477,19 +516,19 @@ def run(a):
     results = run_grid(tasks, one_task, store, jobs=a.jobs, scheduler=a.scheduler, force=a.force, desc="quality",
                        meta={"machine": machine_record()}, on_result=done, isolate=True,
                        batch_by=lambda c: (c["data"], c["fold"], c["engine"]))
-    rows, power, cap = summarise(results, rounds=rounds)
-    n_primary = sum(PRIMARY + " p" in r for r in rows)
+    rows, power, cap = summarise(results, rounds=rounds, primary=a.primary)
+    n_primary = sum(a.primary + " p" in r for r in rows)
     wall = time.perf_counter() - t0
     head = _header(a, engines, rounds, power, cap, n_primary)
-    verdict = verdicts(rows, engines)
+    verdict = verdicts(rows, engines, a.primary)
     md = [f"# Ranking quality ({'quick' if a.quick else 'full'} run)", "", *[h + "\n" for h in head]]
     for key, label, folds in datasets:
         md += [f"## {label} ({len(folds)} folds)", ""]
         if label in power:
             v = power[label]
-            md += [f"Smallest NDCG@10 difference detectable at 80 % power: {100 * v['mde']:.2f} points "
+            md += [f"Smallest {_name(a.primary)} difference detectable at 80 % power: {100 * v['mde']:.2f} points "
                    f"({v['n_queries']} test queries, per-query sd {100 * v['sd']:.1f}).", ""]
-        md += ["| engine | objective | " + " | ".join(METRICS) + " | vs native NDCG@10 (p Holm) | seconds |",
+        md += ["| engine | objective | " + " | ".join(METRICS) + f" | vs native {_name(a.primary)} (p Holm) | seconds |",
                "|---|---|" + "---:|" * (len(METRICS) + 2)]
         for r in (r for r in rows if r["data"] == label):
             cells = []
@@ -498,7 +537,8 @@ def run(a):
                 if r.get(m + " significant"):
                     mark = " ▲" if r[m + " diff"] > 0 else " ▼"
                 cells.append(f"{100 * r[m]:.2f}{mark}")
-            vs = "—" if "ndcg@10 diff" not in r else f"{100 * r['ndcg@10 diff']:+.2f} ({r['ndcg@10 p_holm']:.3g})"
+            pm = a.primary
+            vs = "—" if pm + " diff" not in r else f"{100 * r[pm + ' diff']:+.2f} ({r[pm + ' p_holm']:.3g})"
             md.append(f"| {r['engine']} | {r['system']} | " + " | ".join(cells) + f" | {vs} | {r['seconds']:.0f} |")
         md.append("")
         md += [f"- {v['engine']}: {v['text']}" for v in verdict if v["data"] == label] + [""]
@@ -516,11 +556,12 @@ def run(a):
         w.writerow(cols)
         for r in rows:
             w.writerow([f"{r[c]:.6f}" if isinstance(r.get(c), float) else str(r.get(c, "")) for c in cols])
-    (out / "summary.json").write_text(json.dumps({"header": head, "rows": rows, "power": power, "cap": cap,
+    (out / "summary.json").write_text(json.dumps({"header": head, "primary": a.primary, "rows": rows, "power": power,
+                                                  "cap": cap,
                                                   "verdicts": verdict, "configurations": grids,
                                                   "wall_seconds": wall, "machine": machine_record()},
                                                  indent=2, default=float))
-    _plot(rows, datasets, out / "quality.png")
+    _plot(rows, datasets, out / "quality.png", a.primary)
     print(f"written to {out}/quality.md, quality.csv, summary.json, quality.png")
     return 0
 
@@ -541,22 +582,22 @@ def plot_points(rows, label, metric=PRIMARY):
     return points
 
 
-def figure_title(engines):
+def figure_title(engines, metric=PRIMARY):
     """The title of ``quality.png`` (each panel is titled with its data set's name)."""
-    return ("Test NDCG@10 minus the engine's default native (" + "; ".join(f"{e}: {BASELINE[e]}" for e in engines)
+    return (f"Test {_name(metric)} minus the engine's default native (" + "; ".join(f"{e}: {BASELINE[e]}" for e in engines)
             + "), paired over the pooled test queries ×100; bars: 95 % t interval (unadjusted); "
             "filled ▲/▼: significantly better/worse after Holm (the table's marks)")
 
 
-def _plot(rows, datasets, path):
-    """Per data set: each (engine, objective)'s paired NDCG@10 difference to its engine's default
-    native (:func:`plot_points`), the comparison the table's ▲/▼ test, not each system's own interval."""
+def _plot(rows, datasets, path, metric=PRIMARY):
+    """Per data set: each (engine, objective)'s paired ``metric`` (the primary) difference to its engine's
+    default native (:func:`plot_points`), the comparison the table's ▲/▼ test, not each system's own interval."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    panels = [(label, plot_points(rows, label)) for _, label, _ in datasets]
+    panels = [(label, plot_points(rows, label, metric)) for _, label, _ in datasets]
     height = max([len(p) for _, p in panels] + [1])
     fig, axes = plt.subplots(1, len(panels), figsize=(7.5 * len(panels), 0.35 * height + 2.6), squeeze=False,
                              layout="constrained")
@@ -572,14 +613,14 @@ def _plot(rows, datasets, path):
         ax.set_yticks(range(len(points)))
         ax.set_yticklabels([pt["name"] for pt in points], fontsize=8)
         ax.invert_yaxis()
-        ax.set_xlabel("NDCG@10 ×100 minus the engine's native")
+        ax.set_xlabel(f"{_name(metric)} ×100 minus the engine's native")
         ax.set_title(dataset_name(label), fontsize=10)  # the data set's name, not the path given
         ax.grid(axis="x", alpha=0.3)
         if not points:
             ax.text(0.5, 0.5, "no paired comparison (only the natives ran)", transform=ax.transAxes, ha="center")
     import textwrap
 
-    title = figure_title(sorted({r["engine"] for r in rows}, key=ENGINES.index))
+    title = figure_title(sorted({r["engine"] for r in rows}, key=ENGINES.index), metric)
     fig.suptitle(textwrap.fill(title, 90 * len(panels)), fontsize=9)  # one panel is narrower than the title
     fig.savefig(path, dpi=110, bbox_inches="tight")  # long system names and the title are never cut off
     plt.close(fig)

@@ -120,8 +120,8 @@ def test_seeds_are_averaged_per_query_before_the_paired_test():
 
 
 def test_holm_runs_over_the_primary_family_and_the_secondary_family_separately(monkeypatch):
-    # p-values handed out in call order: 3 systems x 6 metrics, by hand
-    pvals = iter([0.01, 0.2, 0.3, 0.01, 0.02, 0.5] * 3)
+    # p-values handed out in call order: 3 systems x 7 metrics, by hand
+    pvals = iter([0.01, 0.2, 0.3, 0.01, 0.02, 0.5, 0.4] * 3)
     monkeypatch.setattr(quality, "sign_flip_pvalue", lambda d: next(pvals))
     results = [(_cfg("native lambdarank", "Fold1", 0), _result([0.5, 0.6]))]
     results += [(_cfg(s, "Fold1", 0), _result([0.7, 0.8])) for s in ("ours a", "ours b", "ours c")]
@@ -130,19 +130,55 @@ def test_holm_runs_over_the_primary_family_and_the_secondary_family_separately(m
     assert len(tested) == 3
     order = quality.METRICS
     # the primary family has 3 members, each p = 0.01 (METRICS[3] is ndcg@10): Holm gives 0.03 for all,
-    # where one Holm over all 18 tests would give 0.18
+    # where one Holm over all 21 tests would give 0.21
     assert order[3] == "ndcg@10"
     assert [r["ndcg@10 p"] for r in tested] == [0.01] * 3
     np.testing.assert_allclose([r["ndcg@10 p_holm"] for r in tested], [0.03] * 3)
     assert all(r["ndcg@10 significant"] for r in tested)
-    # ndcg@1's 0.01 sits in the secondary family of 15: 15 x 0.01, not significant
-    np.testing.assert_allclose([r["ndcg@1 p_holm"] for r in tested], [0.15] * 3)
-    # the secondary family: 3 systems x 5 metrics = 15 tests, each adjusted within those 15 only
+    # ndcg@1's 0.01 sits in the secondary family of 18: 18 x 0.01, not significant
+    np.testing.assert_allclose([r["ndcg@1 p_holm"] for r in tested], [0.18] * 3)
+    # the secondary family: 3 systems x 6 metrics = 18 tests, each adjusted within those 18 only
     secondary = [(r, m) for r in tested for m in order if m != "ndcg@10"]
-    assert len(secondary) == 15
+    assert len(secondary) == 18
     np.testing.assert_allclose([r[m + " p_holm"] for r, m in secondary],
                                quality.holm([r[m + " p"] for r, m in secondary]))
     assert power["d"]["family"] == 3
+
+
+def test_another_primary_is_its_own_holm_family_and_power_statement(monkeypatch):
+    # mrr@10 (METRICS[6]) as the pre-declared primary: its 3 comparisons are the primary family
+    assert quality.METRICS[6] == "mrr@10"
+    pvals = iter([0.2, 0.2, 0.2, 0.01, 0.2, 0.2, 0.01] * 3)
+    monkeypatch.setattr(quality, "sign_flip_pvalue", lambda d: next(pvals))
+    results = [(_cfg("native lambdarank", "Fold1", 0), _result([0.5, 0.6, 0.2]))]
+    results += [(_cfg(s, "Fold1", 0), _result([0.7, 0.8, 0.1])) for s in ("ours a", "ours b", "ours c")]
+    rows, power, _ = quality.summarise(results, primary="mrr@10")
+    tested = [r for r in rows if "mrr@10 p" in r]
+    np.testing.assert_allclose([r["mrr@10 p_holm"] for r in tested], [0.03] * 3)  # 3 x 0.01
+    assert all(r["mrr@10 significant"] for r in tested)
+    # ndcg@10 is secondary now: 0.01 in a family of 18
+    np.testing.assert_allclose([r["ndcg@10 p_holm"] for r in tested], [0.18] * 3)
+    sd = np.std(np.array([0.7, 0.8, 0.1]) - [0.5, 0.6, 0.2], ddof=1)
+    assert power["d"]["family"] == 3 and power["d"]["sd"] == pytest.approx(sd)
+    verdict = quality.verdicts(rows, ["lightgbm"], "mrr@10")
+    assert verdict[0]["text"].startswith("ours a, ours b, ours c significantly better than native lambdarank on MRR@10")
+    with pytest.raises(ValueError, match="primary endpoint 'mrr@5' is not one of the measured metrics"):
+        quality.summarise(results, primary="mrr@5")
+
+
+def test_a_stored_task_without_a_metric_is_refused_not_read_as_missing():
+    old = {"test": {m: [0.5] for m in quality.METRICS if m != "mrr@10"}, "seconds": 1.0, "best_iteration": 1,
+           "rounds": 10}
+    with pytest.raises(ValueError, match=r"stored task d Fold1 lightgbm ours a seed 0 has no mrr@10: re-run it"):
+        quality.summarise([(_cfg("ours a", "Fold1", 0), old)])
+
+
+def test_system_sets_name_existing_systems_for_every_engine():
+    assert set(quality.PER_METRIC_SYSTEMS) <= set(quality.OBJECTIVE_NAMES)
+    for name in ("ours yetirank mrr", "ours yetirank map", "ours plrank", "ours softmax", "ours listmle",
+                 "ours mrr@10", "ours map@10", "ours err@10"):
+        assert {e for e, n in quality.SYSTEMS if n == name} == {"lightgbm", "xgboost"}
+    assert quality.SYSTEM_SETS["default"] == quality.DEFAULT_SYSTEMS
 
 
 def test_power_statement_and_cap_share_by_hand():
@@ -170,8 +206,8 @@ def test_verdicts_name_the_winners_or_say_none():
              "ndcg@10 diff": 0.05, "ndcg@10 significant": True},
             {"data": "d", "engine": "catboost", "system": "native LambdaMart NDCG", "ndcg@10": 0.5}]
     got = {v["engine"]: v["text"] for v in quality.verdicts(rows, ["lightgbm", "catboost"])}
-    assert got["lightgbm"] == ("ours ndcg significantly better than native lambdarank "
-                               "(best native by point estimate: native rank_xendcg)")
+    assert got["lightgbm"] == ("ours ndcg significantly better than native lambdarank on NDCG@10 "
+                               "(best native by NDCG@10 point estimate: native rank_xendcg)")
     assert got["catboost"].startswith("natives only")
     rows[2]["ndcg@10 significant"] = False
     assert quality.verdicts(rows, ["lightgbm"])[0]["text"].startswith("no objective of ours")
