@@ -1,5 +1,7 @@
 """Tests of comparisons.bench: the report is Markdown tables a person reads, each module isolated."""
 
+import pytest
+
 from comparisons import bench
 from comparisons.__main__ import main as cli
 
@@ -97,3 +99,19 @@ def test_long_list_benchmark_times_ours_and_both_engines_per_size_and_thread_cou
         for name in ("ours_full", "ours_at10", "ours_mean", "lightgbm_lambdarank", "xgboost_topk", "xgboost_mean"):
             assert row[f"{name}_ms_min"] >= 0 and row[f"{name}_ms_median"] >= row[f"{name}_ms_min"]
         assert row["ours_full_ms_min"] > 0
+
+
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_objective_benchmark_reports_each_objective_against_the_native_in_the_same_run(engine):
+    from comparisons.bench import objectives
+
+    names = ["mrr@10 (exact ΔMRR)", "softmax"]
+    r = objectives._engine_side(engine, 1200, 2, 1, 1, names)
+    assert r["native"] == objectives.NATIVE[engine] and r["threads"] == 1 and r["rounds"] == 2
+    assert [row["objective"] for row in r["objectives"]] == names
+    for row in r["objectives"]:
+        assert row["train_ratio_min"] > 0 and row["gradient_ms_median"] >= row["gradient_ms_min"] > 0
+        # the call's time over one native round (the native training's time / rounds)
+        assert row["gradient_per_native_round_min"] == pytest.approx(row["gradient_ms_min"] / r["native_round_ms_min"])
+    assert set(objectives.OBJECTIVES) >= {"yetirank mode=mrr", "yetirank mode=map", "plrank@10 (PL-Rank-3 + Hessian)",
+                                         "softmax", "listmle", "map@10 (exact ΔMAP)"}

@@ -8,6 +8,9 @@ them all into one report (Markdown + JSON).
   documents a query): our full list, @10 and sampled pairs against LightGBM's and XGBoost's objectives;
 * :mod:`comparisons.bench.adapters`: our presets inside LightGBM/XGBoost against the native
   objectives (and ``--profile``: where a custom-objective round goes);
+* :mod:`comparisons.bench.objectives`: what each of our objectives (YetiLoss modes, PL-Rank-3,
+  softmax, ListMLE, exact ΔMRR/ΔMAP/ΔNDCG) costs inside LightGBM/XGBoost against ``lambdarank`` /
+  ``rank:ndcg``: whole training and our gradient call ÷ a native round;
 * :mod:`comparisons.bench.reference`: the reference trainer per tree (OLE, SE, exact OLE) against
   LightGBM on the same gradients, McRank against LightGBM ``multiclass``, and MQ2008, interleaved;
 * :mod:`comparisons.bench.combine`: the exact linear combination against grid search;
@@ -31,7 +34,7 @@ from pathlib import Path
 from .._machine import log, machine_record
 from .._runner import run_isolated
 
-MODULES = ("io", "kernels", "long_lists", "adapters", "reference", "combine", "plrank")
+MODULES = ("io", "kernels", "long_lists", "adapters", "objectives", "reference", "combine", "plrank")
 
 #: thread counts every thread-dependent ratio is reported at (the CI machine has 2 cores)
 THREADS = tuple(sorted({1, min(2, os.cpu_count() or 1)}))
