@@ -43,6 +43,8 @@ def test_one_parser_errors_and_help(capsys):
                       (["validate", "--data", "x", "--folds", "Fold6"], "argument --folds: unknown fold 'Fold6'"),
                       (["quality", "--synthetic", "50", "--folds", "9"], "argument --folds: unknown fold '9'"),
                       (["quality", "--synthetic", "50", "--quick", "--folds", "4"], "--quick runs the synthetic"),
+                      (["quality", "--synthetic", "50", "--objectives", "per-metric,bogus"], "unknown bogus"),
+                      (["quality", "--synthetic", "50", "--primary", "mrr@5"], "argument --primary: invalid choice"),
                       (["paper", "--synthetic", "3"], "argument --synthetic: expected an integer >= 5"),
                       (["paper", "--synthetic", "50", "--leaves", "10,1"], "argument --leaves: expected an integer >= 2"),
                       (["engines", "--data", "x", "--leaves", "1"], "argument --leaves: expected an integer >= 2"),

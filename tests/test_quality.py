@@ -56,6 +56,15 @@ def test_quick_run_writes_every_output_reuses_its_store_and_marks_only_significa
     mtimes = [p.stat().st_mtime for p in stored]
     assert main(args) == 0  # the second run computes nothing
     assert [p.stat().st_mtime for p in stored] == mtimes
+    # another pre-declared primary re-summarises the same stored tasks: nothing retrains
+    assert main(args + ["--primary", "mrr@10"]) == 0
+    assert [p.stat().st_mtime for p in sorted((out / "runs").glob("*.json"))] == mtimes
+    again = json.loads((out / "summary.json").read_text())
+    assert again["primary"] == "mrr@10" and again["power"][next(iter(again["power"]))]["family"] == 2
+    assert all(r["mrr@10 significant"] == (r["mrr@10 p_holm"] < 0.05) for r in again["rows"] if "mrr@10 p" in r)
+    md = (out / "quality.md").read_text()
+    assert "Primary endpoint MRR@10 (pre-declared with --primary)" in md and "vs native MRR@10 (p Holm)" in md
+    assert "selected on validation NDCG@10" in md
 
 
 @pytest.mark.parametrize("extra, match", [
