@@ -26,6 +26,7 @@ import json
 
 import numpy as np
 
+from .._cli import csv_arg
 from .._machine import machine_record
 from .._runner import run_isolated
 from . import THREADS, interleaved, ratio, timings
@@ -115,13 +116,13 @@ def _engine_side(engine, n_rows, rounds, nt, repeats, names):
             "objectives": rows}
 
 
-def run(quick=False, repeats=None, names=None):
-    """Every engine at every thread count of :data:`THREADS`, each in a fresh process."""
+def run(quick=False, repeats=None, names=None, engines=("lightgbm", "xgboost")):
+    """Every engine of ``engines`` at every thread count of :data:`THREADS`, each in a fresh process."""
     n_rows, rounds = (12_000, 5) if quick else (40_000, 10)
     repeats = repeats or (2 if quick else 3)
     names = list(names or OBJECTIVES)
     sides = [run_isolated(_engine_side, e, n_rows, rounds, nt, repeats, names)
-             for e in ("lightgbm", "xgboost") for nt in THREADS]
+             for e in engines for nt in THREADS]
     table = [dict(r, native_round_ms_min=s["native_round_ms_min"]) for s in sides for r in s["objectives"]]
     return {"rows": n_rows, "rounds": rounds, "repeats": repeats, "machine": machine_record(),
             "engines": [{k: v for k, v in s.items() if k != "objectives"} for s in sides], "table": table}
@@ -144,11 +145,13 @@ def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m comparisons.bench.objectives", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="12,000 rows, 5 rounds, 2 repeats (about a minute)")
     p.add_argument("--repeats", type=int, default=None, help="trainings of each objective, in turn")
+    p.add_argument("--engines", default="lightgbm,xgboost", type=csv_arg(tuple(NATIVE)),
+                   help="comma list of engines")
     p.add_argument("--json", default=None, help="also write the results to this file")
     a = p.parse_args(argv)
     if a.repeats is not None and a.repeats < 1:
         p.error(f"--repeats must be >= 1, got {a.repeats}")
-    res = run(a.quick, a.repeats)
+    res = run(a.quick, a.repeats, engines=a.engines)
     _print(res)
     if a.json:
         with open(a.json, "w") as fh:
