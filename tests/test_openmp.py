@@ -98,7 +98,8 @@ def _system(path):
     return os.path.basename(path).startswith("libgomp.so")
 
 
-@pytest.mark.parametrize("imports", ["import lightgbm", "import xgboost, lightgbm"], ids=["lightgbm-first", "xgboost-first"])
+@pytest.mark.parametrize("imports", ["import lightgbm", "import xgboost, lightgbm"],
+                         ids=["lightgbm-first", "xgboost-first"])
 def test_both_engines_loaded_an_xgboost_objective_first_joins_xgboost_and_leaves_lightgbm_its_own(shared, imports):
     """Both engines imported (either order) before the first objective, an XGBoost one: the system runtime is
     loaded (LightGBM is bound to it), yet numba's omp layer binds to XGBoost's; the gradients are the
@@ -111,7 +112,8 @@ def test_both_engines_loaded_an_xgboost_objective_first_joins_xgboost_and_leaves
     assert "LightGBM keeps the system one (" in result["status"] and "libgomp.so" in result["status"]
     assert result["layer"] == "omp"
     assert _runtime_of(bound, "omppool") == _runtime_of(bound, "libxgboost")
-    assert _system(_runtime_of(bound, "lib_lightgbm")) and _runtime_of(bound, "lib_lightgbm") != _runtime_of(bound, "omppool")
+    lightgbm_runtime = _runtime_of(bound, "lib_lightgbm")
+    assert _system(lightgbm_runtime) and lightgbm_runtime != _runtime_of(bound, "omppool")
     assert (result["g"], result["h"]) == (shared[0]["g"], shared[0]["h"])
     assert result["threads_agree"] and shared[0]["threads_agree"]
 
@@ -124,6 +126,16 @@ def test_both_engines_loaded_a_lightgbm_objective_first_keeps_numba_with_lightgb
     assert result["status"].startswith("not shared: the system OpenMP runtime is already loaded (")
     assert "a LightGBM objective came first, so numba stays with it" in result["status"]
     assert result["layer"] == "omp"
-    assert _runtime_of(bound, "omppool") == _runtime_of(bound, "lib_lightgbm") and _system(_runtime_of(bound, "omppool"))
+    assert _runtime_of(bound, "omppool") == _runtime_of(bound, "lib_lightgbm")
+    assert _system(_runtime_of(bound, "omppool"))
     assert (result["g"], result["h"]) == (shared[0]["g"], shared[0]["h"])
     assert result["threads_agree"]
+
+
+def test_both_engines_loaded_the_off_switch_keeps_numba_with_lightgbm(shared):
+    """``LAMBDA_OBJECTIVES_SHARE_OPENMP=0`` is how a user favours LightGBM whatever objective comes first."""
+    pytest.importorskip("lightgbm")
+    result, bound = _run(before="import lightgbm", LAMBDA_OBJECTIVES_SHARE_OPENMP="0")
+    assert result["status"] == "not shared: LAMBDA_OBJECTIVES_SHARE_OPENMP is off"
+    assert _runtime_of(bound, "omppool") == _runtime_of(bound, "lib_lightgbm")
+    assert (result["g"], result["h"]) == (shared[0]["g"], shared[0]["h"]) and result["threads_agree"]
