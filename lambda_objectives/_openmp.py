@@ -21,8 +21,8 @@ to its own, both at load (Python and ctypes load with ``RTLD_NOW``), so no one p
 three. numba joins the runtime of the engine whose objective (or XGBoost eval metric) comes first:
 an XGBoost one binds numba to XGBoost's runtime as above, a LightGBM one leaves numba on the system
 runtime it shares with LightGBM. The other engine's rounds with our objective then run beside a
-second runtime, as before this fix (measured at 2 threads: 1.06-1.10x its native objective for
-XGBoost, 1.1-1.2x for LightGBM). numba's ``workqueue`` layer, which never spins, was measured too and
+second runtime, as before this fix (measured at 2 threads: 1.08-1.21x its native objective for
+XGBoost, 1.16-1.26x for LightGBM). numba's ``workqueue`` layer, which never spins, was measured too and
 is no better for either engine (the engine's own spinning workers still take a core from our kernel),
 and it aborts the process when two Python threads launch kernels at once.
 
