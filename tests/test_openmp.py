@@ -1,6 +1,8 @@
 """numba joining XGBoost's OpenMP runtime (``lambda_objectives/_openmp.py``), checked in fresh processes:
 the dynamic loader's own record of which runtime each library's ``GOMP_parallel`` bound to
-(``LD_DEBUG=bindings``), the cases where it must not happen, and gradients unchanged bit for bit."""
+(``LD_DEBUG=bindings``), the cases where it must not happen, the processes that load both engines
+(issue #34: numba joins the engine whose objective comes first), and gradients unchanged bit for bit
+whatever the runtime and the thread count."""
 
 import json
 import os
@@ -28,8 +30,18 @@ _TRAIN = textwrap.dedent("""
     dm = xgb.DMatrix(d.X, d.y, group=np.diff(d.group_ptr))
     xgb.train(obj.params(nthread=2, tree_method="hist"), dm, 2, obj=obj)
     g, h = obj.gradients(np.linspace(-1, 1, d.y.shape[0]), d.y, d.group_ptr)
-    print("RESULT" + json.dumps({{"status": openmp_sharing(), "g": g.tobytes().hex(), "h": h.tobytes().hex()}}))
+    g1, h1 = XGBoostObjective(preset="xgboost", n_threads=1).gradients(np.linspace(-1, 1, d.y.shape[0]), d.y,
+                                                                      d.group_ptr)
+    import numba
+    print("RESULT" + json.dumps({{"status": openmp_sharing(), "layer": numba.threading_layer(),
+                                  "g": g.tobytes().hex(), "h": h.tobytes().hex(),
+                                  "threads_agree": g.tobytes() == g1.tobytes() and h.tobytes() == h1.tobytes()}}))
 """)
+
+#: a LightGBM objective made before any XGBoost one, in a process that has imported both engines
+_LIGHTGBM_OBJECTIVE_FIRST = """import lightgbm, xgboost
+from lambda_objectives.adapters import LightGBMObjective
+LightGBMObjective(preset="lightgbm", n_threads=2)"""
 
 
 def _run(before="", **env):
@@ -82,8 +94,48 @@ def test_too_late_once_numba_started_its_threads():
     assert result["status"] == "not shared: numba's threading layer was started before (omp)"
 
 
-def test_left_alone_when_lightgbm_already_shares_the_system_runtime_with_numba():
+def _system(path):
+    return os.path.basename(path).startswith("libgomp.so")
+
+
+@pytest.mark.parametrize("imports", ["import lightgbm", "import xgboost, lightgbm"],
+                         ids=["lightgbm-first", "xgboost-first"])
+def test_both_engines_loaded_an_xgboost_objective_first_joins_xgboost_and_leaves_lightgbm_its_own(shared, imports):
+    """Both engines imported (either order) before the first objective, an XGBoost one: the system runtime is
+    loaded (LightGBM is bound to it), yet numba's omp layer binds to XGBoost's; the gradients are the
+    shared case's, bit for bit, and do not depend on the thread count."""
     pytest.importorskip("lightgbm")
-    result, bound = _run(before="import lightgbm")
-    assert result["status"].startswith("not shared: the system OpenMP runtime is already loaded")
+    result, bound = _run(before=imports)
+    if not shared[0]["status"].startswith("shared"):
+        pytest.skip(shared[0]["status"])
+    assert result["status"].startswith("shared: XGBoost's runtime (")
+    assert "LightGBM keeps the system one (" in result["status"] and "libgomp.so" in result["status"]
+    assert result["layer"] == "omp"
+    assert _runtime_of(bound, "omppool") == _runtime_of(bound, "libxgboost")
+    lightgbm_runtime = _runtime_of(bound, "lib_lightgbm")
+    assert _system(lightgbm_runtime) and lightgbm_runtime != _runtime_of(bound, "omppool")
+    assert (result["g"], result["h"]) == (shared[0]["g"], shared[0]["h"])
+    assert result["threads_agree"] and shared[0]["threads_agree"]
+
+
+def test_both_engines_loaded_a_lightgbm_objective_first_keeps_numba_with_lightgbm(shared):
+    """The other way round: a LightGBM objective first leaves numba on the system runtime it shares with
+    LightGBM, says so, and the XGBoost objective made afterwards computes the same gradients."""
+    pytest.importorskip("lightgbm")
+    result, bound = _run(before=_LIGHTGBM_OBJECTIVE_FIRST)
+    assert result["status"].startswith("not shared: the system OpenMP runtime is already loaded (")
+    assert "a LightGBM objective came first, so numba stays with it" in result["status"]
+    assert result["layer"] == "omp"
     assert _runtime_of(bound, "omppool") == _runtime_of(bound, "lib_lightgbm")
+    assert _system(_runtime_of(bound, "omppool"))
+    assert (result["g"], result["h"]) == (shared[0]["g"], shared[0]["h"])
+    assert result["threads_agree"]
+
+
+def test_both_engines_loaded_the_off_switch_keeps_numba_with_lightgbm(shared):
+    """``LAMBDA_OBJECTIVES_SHARE_OPENMP=0`` is how a user favours LightGBM whatever objective comes first."""
+    pytest.importorskip("lightgbm")
+    result, bound = _run(before="import lightgbm", LAMBDA_OBJECTIVES_SHARE_OPENMP="0")
+    assert result["status"] == "not shared: LAMBDA_OBJECTIVES_SHARE_OPENMP is off"
+    assert _runtime_of(bound, "omppool") == _runtime_of(bound, "lib_lightgbm")
+    assert (result["g"], result["h"]) == (shared[0]["g"], shared[0]["h"]) and result["threads_agree"]

@@ -10,11 +10,16 @@ trainings timed for
 at 1 and 2 threads, native and ours trained in turn in the same process (min and median over
 repeats, and their ratios). The parity presets compute the same gradients as the engines (the
 predictions are compared in the same run), so the ratio measures only the cost of the Python
-callback and our kernel. XGBoost runs twice: with numba on XGBoost's OpenMP runtime (what a user
-gets, ``lambda_objectives._openmp``) and with ``LAMBDA_OBJECTIVES_SHARE_OPENMP=0`` (two runtimes).
+callback and our kernel. XGBoost runs four times: alone with numba on XGBoost's OpenMP runtime (what
+a user gets, ``lambda_objectives._openmp``), alone with ``LAMBDA_OBJECTIVES_SHARE_OPENMP=0`` (two
+runtimes), and in a process that imported both engines, LightGBM first and XGBoost first (issue #34:
+a script comparing the engines; LightGBM's system runtime is loaded before our first objective).
+LightGBM runs twice: alone, and in a process with both engines where an XGBoost objective came first
+(numba joined XGBoost's runtime: the price of that choice).
 ``run(quick=True)`` uses 20K rows and 5 rounds.
 
-Usage: ``python -m comparisons.bench.adapters [--quick] [--repeats N]``; ``--profile`` prints where
+Usage: ``python -m comparisons.bench.adapters [--quick] [--repeats N] [--rows N] [--rounds N]``
+(``--rows``/``--rounds`` override the data size and rounds ``--quick`` or the default pick); ``--profile`` prints where
 one round of ours goes (our callback timed inside training, the rest of the round, and the
 callback's parts alone: the engine's hand-over, the cache check, our kernel, the Hessian check)
 beside the whole round of both objectives, at 1 and 2 threads.
@@ -41,7 +46,7 @@ def _time(fn):
     return time.perf_counter() - t, out
 
 
-def _engine(engine, X, y, sizes, rounds, nt, share_openmp):
+def _engine(engine, X, y, sizes, rounds, nt, share_openmp, imports=(), xgboost_first=False):
     """One engine's side of both benchmarks, set up in this (fresh) process: ``train(objective)``
     (``native`` names the engine's own; ours is ``obj`` or any callback), ``predict(booster, X)``
     (margins), the data set and its ``hand_over()`` of labels, groups and weights to a callback, and
@@ -50,7 +55,12 @@ def _engine(engine, X, y, sizes, rounds, nt, share_openmp):
     The objective is made before anything starts numba's threads, as in a user's script, so with
     XGBoost numba joins XGBoost's OpenMP runtime (``lambda_objectives._openmp``); ``share_openmp=False``
     keeps them apart (``LAMBDA_OBJECTIVES_SHARE_OPENMP=0``, this process only: a fresh one per run).
+    ``imports`` are engine modules imported first, in that order, as a script comparing both engines
+    does (``("lightgbm", "xgboost")``: LightGBM's system OpenMP runtime is loaded before XGBoost's);
+    ``xgboost_first`` makes an ``XGBoostObjective`` before this engine's objective (numba then joins
+    XGBoost's runtime: what a LightGBM objective trained after it costs).
     """
+    import importlib
     import os
     from types import SimpleNamespace
 
@@ -58,6 +68,12 @@ def _engine(engine, X, y, sizes, rounds, nt, share_openmp):
 
     if not share_openmp:
         os.environ["LAMBDA_OBJECTIVES_SHARE_OPENMP"] = "0"
+    for name in imports:
+        importlib.import_module(name)
+    if xgboost_first:
+        from lambda_objectives.adapters import XGBoostObjective
+
+        XGBoostObjective(preset="xgboost", n_threads=nt)
     if engine == "lightgbm":
         import lightgbm as lgb
 
@@ -102,17 +118,20 @@ def _openmp_status():
     return openmp_sharing() or "not asked (LightGBM)"
 
 
-def _engine_pair(engine, quick, nt, repeats, share_openmp=True):
+def _engine_pair(engine, quick, nt, repeats, share_openmp=True, imports=(), rows=None, rounds=None,
+                 xgboost_first=False):
     """Native and ours for one engine and thread count, in this (fresh) process, trained in turn
-    (:func:`_engine` sets them up; ``share_openmp`` as there)."""
+    (:func:`_engine` sets them up; ``share_openmp``, ``imports`` and ``xgboost_first`` as there; ``rows`` and ``rounds``
+    override the sizes ``quick`` picks)."""
     import numba
 
     from . import interleaved, ratio
 
-    n_rows, rounds = (20_000, 5) if quick else (170_000, 30)
+    n_rows, n_rounds = (20_000, 5) if quick else (170_000, 30)
+    n_rows, rounds = rows or n_rows, rounds or n_rounds
     X, y, ptr = _make_data(n_rows, 136, 120)
     sizes = np.diff(ptr)
-    e = _engine(engine, X, y, sizes, rounds, nt, share_openmp)
+    e = _engine(engine, X, y, sizes, rounds, nt, share_openmp, imports, xgboost_first)
     fns = {"native": lambda: e.train(e.native), "ours": lambda: e.train(e.obj)}
     b_n, b_o = fns["native"](), fns["ours"]()  # warm-up (JIT, first-touch) and the parity check
     sub = X[:5000]
@@ -124,6 +143,8 @@ def _engine_pair(engine, quick, nt, repeats, share_openmp=True):
             "ratio_min": r["min"], "ratio_median": r["median"], "repeats": repeats,
             "max_pred_diff": diff, "rows": int(X.shape[0]), "queries": int(len(sizes)), "rounds": rounds,
             "version": e.version, "numba": numba.__version__, "openmp": _openmp_status(),
+            "imports": (" then ".join(imports) if imports else f"{engine} only")
+            + (", XGBoost objective first" if xgboost_first else ""),
             "threading_layer": numba.threading_layer()}
 
 
@@ -213,21 +234,29 @@ def profile(n_rows=170_000, rounds=30, threads=(1, 2)):
             for engine, share in (("lightgbm", True), ("xgboost", True), ("xgboost", False))]
 
 
-def run(quick: bool = False, repeats=None) -> dict:
+#: (engine, numba on XGBoost's runtime allowed, engines imported first, an XGBoost objective made first)
+#: of each run, per thread count
+CONFIGS = (("lightgbm", True, (), False), ("xgboost", True, (), False), ("xgboost", False, (), False),
+           ("xgboost", True, ("lightgbm", "xgboost"), False), ("xgboost", True, ("xgboost", "lightgbm"), False),
+           ("lightgbm", True, ("lightgbm", "xgboost"), True))
+
+
+def run(quick: bool = False, repeats=None, rows=None, rounds=None) -> dict:
     """Run the benchmark; returns timings, ratios, parity checks and a machine record.
 
-    Each (engine, threads) runs in its own fresh process (LightGBM and XGBoost ship different
-    OpenMP runtimes; loaded together, the first one's spinning threads slowed LightGBM's native
-    lambdarank about 60x here); native and ours alternate in that process.
+    Each (engine, threads, configuration of :data:`CONFIGS`) runs in its own fresh process (LightGBM
+    and XGBoost ship different OpenMP runtimes; which one numba joins is decided once per process);
+    native and ours alternate in that process. ``rows`` and ``rounds`` override the sizes ``quick`` picks.
     """
     from .._machine import machine_record
     from .._runner import run_isolated
     from . import THREADS
 
     repeats = repeats or (2 if quick else 5)
-    # XGBoost twice: numba on XGBoost's OpenMP runtime (what a user gets) and on its own (the cause)
-    runs = [run_isolated(_engine_pair, engine, quick, nt, repeats, share) for nt in THREADS
-            for engine, share in (("lightgbm", True), ("xgboost", True), ("xgboost", False))]
+    # XGBoost alone twice: numba on XGBoost's OpenMP runtime (what a user gets) and on its own (the
+    # cause); then with both engines imported, in either order; and LightGBM after an XGBoost objective
+    runs = [run_isolated(_engine_pair, engine, quick, nt, repeats, share, imports, rows, rounds, first)
+            for nt in THREADS for engine, share, imports, first in CONFIGS]
     first = runs[0]
     return {"rows": first["rows"], "features": 136, "queries": first["queries"], "rounds": first["rounds"],
             "runs": runs, "machine": machine_record()}
@@ -245,16 +274,18 @@ def main(argv=None):
             for name, sec in r["parts_s"].items():
                 print(f"    {name:<54} {1e3 * sec:8.2f} ms")
         return rows
-    repeats = int(argv[argv.index("--repeats") + 1]) if "--repeats" in argv else None
-    res = run(quick="--quick" in argv, repeats=repeats)
+    def option(name):
+        return int(argv[argv.index(name) + 1]) if name in argv else None
+
+    res = run(quick="--quick" in argv, repeats=option("--repeats"), rows=option("--rows"), rounds=option("--rounds"))
     print(f"bench.adapters: {res['rows']} rows x {res['features']} features, {res['queries']} queries, "
           f"{res['rounds']} rounds, {res['runs'][0]['repeats']} repeats (ours and native in turn)")
     print(f"{'engine':>9} {'threads':>7} {'native s min/med':>17} {'ours s min/med':>15} {'ours/native min/med':>20} "
-          f"{'max|dpred|':>10}  numba's OpenMP runtime")
+          f"{'max|dpred|':>10}  {'imported':<47} numba's OpenMP runtime")
     for r in res["runs"]:
         print(f"{r['engine']:>9} {r['threads']:>7} {r['native_s_min']:>8.2f}/{r['native_s_median']:<8.2f} "
               f"{r['ours_s_min']:>7.2f}/{r['ours_s_median']:<7.2f} {r['ratio_min']:>10.3f}/{r['ratio_median']:<9.3f} "
-              f"{r['max_pred_diff']:>10.1e}  {r['openmp']}")
+              f"{r['max_pred_diff']:>10.1e}  {r['imports']:<47} {r['openmp']}")
     return res
 
 

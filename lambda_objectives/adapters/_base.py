@@ -142,9 +142,10 @@ class LambdaObjective:
         a malformed ``label_gain``...) fails here, through the same code that reads it, and not at the
         engine's first round (option names are checked above). All-zero labels pass every label rule.
         The run starts numba's threads: in a process that has imported XGBoost, numba first joins
-        XGBoost's OpenMP runtime (:mod:`.._openmp`), as the first round would have."""
+        XGBoost's OpenMP runtime (:mod:`.._openmp`), as the first round would have, unless this
+        objective is LightGBM's and LightGBM's runtime is loaded (numba then stays with that one)."""
         if "xgboost" in sys.modules:
-            share_with_xgboost()
+            share_with_xgboost(self._engine or "XGBoost")
         try:
             self.gradients(np.zeros(2), np.zeros(2), np.array([0, 2]))
         except ValueError as exc:
