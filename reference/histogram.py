@@ -36,6 +36,43 @@ def build_histogram(binned, rows, g, h, hist):
 
 
 @njit(cache=True, parallel=True)
+def build_histograms(binned, rows, g, h, hists):
+    """:func:`build_histogram` of several gradient columns over the same ``rows`` in one pass:
+    ``hists[k]`` of ``g[:, k]`` and ``h[:, k]`` (``g``, ``h`` of shape (n_rows, K), ``hists`` of
+    shape (K, n_features, N_BINS, 3)), as McRank's per-grade trees of one round need at their roots.
+
+    Each feature's bins are read once for the K columns, whose sums are independent chains of
+    additions the processor overlaps, and the count channel, the same for every column, is
+    accumulated once and copied. Every sum is :func:`build_histogram`'s, in the same order (rows
+    in order, from 0.0), so every column's histogram is its to the last bit.
+    """
+    n = rows.shape[0]
+    n_cols = g.shape[1]
+    og = np.empty((n, n_cols))
+    oh = np.empty((n, n_cols))
+    for t in range(n):
+        r = rows[t]
+        for k in range(n_cols):
+            og[t, k] = g[r, k]
+            oh[t, k] = h[r, k]
+    n_features = binned.shape[1]
+    for f in prange(n_features):
+        acc = np.zeros((N_BINS, n_cols, 2))  # this feature's sums, one cache line per bin
+        count = np.zeros(N_BINS)
+        for t in range(n):
+            b = binned[rows[t], f]
+            for k in range(n_cols):
+                acc[b, k, 0] += og[t, k]
+                acc[b, k, 1] += oh[t, k]
+            count[b] += 1.0
+        for k in range(n_cols):
+            for b in range(N_BINS):
+                hists[k, f, b, 0] = acc[b, k, 0]
+                hists[k, f, b, 1] = acc[b, k, 1]
+                hists[k, f, b, 2] = count[b]
+
+
+@njit(cache=True, parallel=True)
 def build_histogram_and_weights(binned, rows, g, h, w, hist, w_hist):
     """:func:`build_histogram` (the same sums in the same order) and, in the same pass,
     ``w_hist[f, b] = Σ w`` over ``rows`` (``w`` indexed by row): exact OLE's bound channel."""
@@ -94,8 +131,10 @@ def build_pair_histograms(binned, pi, pj, ph, out_max, out_min):
                 out_min[f, bi] += ph[t]
 
 
-def new_histogram(n_features):
-    return np.empty((n_features, N_BINS, 3), dtype=np.float64)
+def new_histogram(n_features, n_cols=None):
+    """An uninitialised histogram (``(n_features, N_BINS, 3)``), or ``n_cols`` of them stacked."""
+    shape = (n_features, N_BINS, 3) if n_cols is None else (n_cols, n_features, N_BINS, 3)
+    return np.empty(shape, dtype=np.float64)
 
 
 @njit(cache=True)
@@ -152,6 +191,9 @@ def _serial(kernel):
     return njit(cache=True)(twin)
 
 
+build_histogram_serial = _serial(build_histogram)
+build_histograms_serial = _serial(build_histograms)
+subtract_histogram_serial = _serial(subtract_histogram)
 build_pair_histograms_serial = _serial(build_pair_histograms)
 build_pair_histograms_of_serial = _serial(build_pair_histograms_of)
 add_weight_histogram_serial = _serial(add_weight_histogram)

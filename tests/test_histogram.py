@@ -90,6 +90,35 @@ def test_weight_histograms(small_ranking, serial):
     np.testing.assert_array_equal(fused_w, alone)
 
 
+@pytest.mark.kernel
+@pytest.mark.parametrize("serial", [False, True])
+def test_several_columns_in_one_pass_are_bit_identical_to_one_at_a_time(small_ranking, serial):
+    """McRank's grades share their root pass (``build_histograms``): each column's histogram is
+    ``build_histogram``'s of that column to the last bit, at 1 and 2 threads."""
+    from lambda_objectives import numba_threads
+
+    binned = BinMapper().fit_transform(small_ranking.X)
+    rng = np.random.default_rng(4)
+    n, nf, k = binned.shape[0], binned.shape[1], 5
+    g, h = rng.normal(size=(n, k)), rng.uniform(size=(n, k))
+    g[::7, 1] = -0.0  # signed zeros and repeated values keep their sums too
+    rows = np.sort(rng.choice(n, 2 * n // 3, replace=False)).astype(np.int64)
+    kernel = hist_module.build_histograms_serial if serial else hist_module.build_histograms
+    for threads in (1, 2):
+        with numba_threads(threads):
+            both = new_histogram(nf, k)
+            kernel(binned, rows, g, h, both)
+            for c in range(k):
+                one = new_histogram(nf)
+                build_histogram(binned, rows, np.ascontiguousarray(g[:, c]), np.ascontiguousarray(h[:, c]), one)
+                np.testing.assert_array_equal(both[c], one)
+    brute = np.zeros((nf, 256, 3))
+    for r in rows:
+        for f in range(nf):
+            brute[f, binned[r, f]] += (g[r, 3], h[r, 3], 1.0)
+    np.testing.assert_allclose(both[3], brute, rtol=1e-12, atol=1e-12)
+
+
 def test_serial_twins_cache_apart_from_the_parallel_kernels(tmp_path):
     # numba names a kernel's on-disk cache after the function's qualified name and line: twins that
     # shared the parallel kernel's name loaded one cached build for both, so the "parallel" kernels of
