@@ -5,7 +5,13 @@ import numpy as np
 from numba import njit, prange
 
 from . import histogram as _hist
-from .histogram import N_BINS, build_histogram, build_pair_histograms, new_histogram
+from .histogram import (
+    N_BINS,
+    build_histogram,
+    build_pair_histograms,
+    new_histogram,
+    subtract_histogram,
+)
 from .splitting import (
     CRITERIA,
     OLE_EXACT,
@@ -316,12 +322,6 @@ class TreeGrower:
         """The histogram kernel ``name``, single-threaded for less than ``SERIAL_WORK`` updates."""
         return getattr(_hist, name + "_serial" if work < self.SERIAL_WORK else name)
 
-    def _build_histogram(self, rows, hist):
-        """:func:`reference.histogram.build_histogram` of ``rows``, single-threaded for a small node."""
-        kernel = _hist.build_histogram_serial if rows.shape[0] * self.binned.shape[1] < self.SERIAL_WORK \
-            else build_histogram
-        kernel(self.binned, rows, self.g, self.h, hist)
-
     def _allocate(self, ps):
         if ps.pmax is None:
             n_features = self.binned.shape[1]
@@ -378,7 +378,7 @@ class TreeGrower:
         slack = _abs_sum(rows, self._w)
         if slack <= 1e-9 * self._h_root:
             if hist is not None:
-                self._build_histogram(rows, hist)
+                build_histogram(self.binned, rows, self.g, self.h, hist)
             return None, slack
         if hist is not None:
             out = np.empty((self.binned.shape[1], N_BINS))
@@ -441,7 +441,7 @@ class TreeGrower:
         if wants[s] or touched is not None:
             w[s] = self._weight_histogram(*kids[s], hist=small_hist)
         else:
-            self._build_histogram(kids[s][0], small_hist)
+            build_histogram(self.binned, kids[s][0], self.g, self.h, small_hist)
         if touched is not None:
             # Σ_large w_parent = parent − Σ_small w_parent; w_child = w_parent + crossing weight
             small_w, small_slack = w[s]
@@ -564,9 +564,9 @@ class TreeGrower:
             if self.bounded:  # builds h_small
                 lp, rp, lps, rps, lb, rb = self._bounded_children(node, left_rows, right_rows, h_small)
             else:
-                self._build_histogram(small, h_small)
+                build_histogram(self.binned, small, self.g, self.h, h_small)
             h_large = node.hist  # reuse the parent's buffer: parent − small
-            self._kernel("subtract_histogram", h_small.size)(node.hist, h_small, h_large)
+            subtract_histogram(node.hist, h_small, h_large)
             hl, hr = (h_small, h_large) if small is left_rows else (h_large, h_small)
             node.hist = None
             if self.bounded:

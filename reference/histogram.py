@@ -220,9 +220,7 @@ def _serial(kernel):
     return njit(cache=True)(twin)
 
 
-build_histogram_serial = _serial(build_histogram)
 build_histograms_serial = _serial(build_histograms)
-subtract_histogram_serial = _serial(subtract_histogram)
 build_pair_histograms_serial = _serial(build_pair_histograms)
 build_pair_histograms_of_serial = _serial(build_pair_histograms_of)
 add_weight_histogram_serial = _serial(add_weight_histogram)

@@ -106,10 +106,10 @@ def test_bounded_exact_ole_without_pruning_is_the_unbounded_search(ranking_20):
 
 
 @pytest.mark.parametrize("criterion", ["se", "ole", "ole_exact"])
-def test_serial_builds_and_a_shared_root_pass_grow_the_same_trees(ranking_20, criterion, monkeypatch):
-    """Small nodes' single-threaded histogram kernels and McRank's shared root pass
-    (:func:`reference.grower.root_histograms`) sum in the order of the parallel per-tree builds:
-    every field of every tree is the same to the last bit, whichever kernel ran."""
+def test_a_shared_root_pass_grows_the_same_trees(ranking_20, criterion, monkeypatch):
+    """McRank's shared root pass (:func:`reference.grower.root_histograms`, serial or parallel)
+    sums in the order of the per-tree root builds, and so do the single-threaded kernels of small
+    nodes: every field of every tree is the same to the last bit, whichever kernel ran."""
     from reference.grower import root_histograms
 
     d, binned, n_bins = ranking_20
@@ -128,9 +128,12 @@ def test_serial_builds_and_a_shared_root_pass_grow_the_same_trees(ranking_20, cr
         return TreeGrower(binned, n_bins, gc, hc, rows, **kw, **extra).grow()
 
     roots = root_histograms(binned, rows, g, h)
+    monkeypatch.setattr(TreeGrower, "SERIAL_WORK", 10 ** 12)
+    serial_roots = root_histograms(binned, rows, g, h)
     for c in range(1 if criterion == "ole_exact" else 3):
         parallel = grow(c, 0)
-        for other in (grow(c, 10 ** 12), grow(c, 0, root_hist=roots[c].copy())):
+        for other in (grow(c, 10 ** 12), grow(c, 0, root_hist=roots[c].copy()),
+                      grow(c, 0, root_hist=serial_roots[c].copy())):
             for name in parallel.dtype.names:
                 np.testing.assert_array_equal(other[name], parallel[name])
 

@@ -95,8 +95,7 @@ def test_weight_histograms(small_ranking, serial):
 def test_feature_blocks_sum_as_one_feature_at_a_time(small_ranking, n_features):
     """``build_histogram`` adds each row to a block of features in turn (and the features left
     over one at a time): every bin's sums are those of a pass over one feature at a time (a plain
-    loop over the rows in order, and the weight kernel's pass), to the last bit, serial or at 1 and
-    2 threads."""
+    loop over the rows in order, and the weight kernel's pass), to the last bit, at 1 and 2 threads."""
     from lambda_objectives import numba_threads
 
     X = np.hstack([small_ranking.X, small_ranking.X[:, ::-1]])[:, :n_features]
@@ -113,10 +112,9 @@ def test_feature_blocks_sum_as_one_feature_at_a_time(small_ranking, n_features):
     np.testing.assert_array_equal(one_at_a_time, brute)
     for threads in (1, 2):
         with numba_threads(threads):
-            for kernel in (build_histogram, hist_module.build_histogram_serial):
-                out = new_histogram(n_features)
-                kernel(binned, rows, g, h, out)
-                np.testing.assert_array_equal(out, one_at_a_time)
+            out = new_histogram(n_features)
+            build_histogram(binned, rows, g, h, out)
+            np.testing.assert_array_equal(out, one_at_a_time)
 
 
 @pytest.mark.kernel
