@@ -28,9 +28,10 @@ def build_histogram(binned, rows, g, h, hist):
     The node's gradients are gathered once into contiguous arrays ("ordered gradients", as
     LightGBM does), so each feature's pass reads them sequentially. A task adds each row to the
     bins of its block's features in turn: rows falling in one bin make a chain of dependent
-    additions, and the block's features give the processor independent chains to overlap (19 %
-    less time at 1 thread on MSLR-shaped data), while every bin's sum still runs over the rows in
-    order, from 0.0, as a per-feature pass sums it. Sums are float64 whatever the gradients'
+    additions, and the block's features give the processor independent chains to overlap (at 1
+    thread, interleaved with one feature per task: 0.93× the time on a 68 K-row MSLR-shaped root,
+    0.83× on a 3,000-row node), while every bin's sum still runs over the rows in order, from 0.0,
+    as a per-feature pass sums it. Sums are float64 whatever the gradients'
     dtype: hundreds of thousands of small terms.
     """
     n = rows.shape[0]
