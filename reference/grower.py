@@ -196,6 +196,9 @@ class TreeGrower:
         whose upper bound of the exact gain can still beat the best exact gain found, taking them
         in decreasing order of that bound (see :func:`reference.splitting.exact_gain_bounds`).
         The same trees, gains and leaf values as ``False``, which builds them for every feature.
+    root_hist : float64 array (n_features, N_BINS, 3), optional
+        The histogram of ``g``, ``h`` over ``rows``, already built (McRank's grades share one pass:
+        :func:`root_histograms`); the grower takes the buffer over (it becomes a child's).
     """
 
     #: The share of the root's pairs, the heaviest, whose pair histograms give the bound its
@@ -209,7 +212,8 @@ class TreeGrower:
 
     def __init__(self, binned, n_bins, g, h, rows, *, num_leaves=31, criterion="ole", growth="best_first",
                  min_data_in_leaf=20, min_sum_hessian_in_leaf=1e-3, lambda_l2=0.0, max_depth=None,
-                 leaf_value="newton", leaf_hessian="diagonal", pairs=None, feature_mask=None, exact_bounds=True):
+                 leaf_value="newton", leaf_hessian="diagonal", pairs=None, feature_mask=None, exact_bounds=True,
+                 root_hist=None):
         if criterion not in CRITERIA:
             raise ValueError(f"criterion must be one of {tuple(CRITERIA)}, got {criterion!r}")
         if growth not in GROWTH:
@@ -219,7 +223,7 @@ class TreeGrower:
         if CRITERIA[criterion] == OLE_EXACT and pairs is None:
             raise ValueError("criterion='ole_exact' needs the per-pair Hessians (a lambda objective)")
         self.binned, self.n_bins, self.g, self.h = binned, n_bins, g, h
-        self.rows = rows
+        self.rows, self.root_hist = rows, root_hist
         self.num_leaves, self.criterion, self.growth = num_leaves, CRITERIA[criterion], growth
         self.min_data, self.min_hess, self.lam = float(min_data_in_leaf), float(min_sum_hessian_in_leaf), float(lambda_l2)
         self.max_depth = max_depth
@@ -508,8 +512,11 @@ class TreeGrower:
     def grow(self):
         """Return the tree as a ``NODE_DTYPE`` array (node 0 is the root)."""
         n_features = self.binned.shape[1]
-        hist = new_histogram(n_features)
-        build_histogram(self.binned, self.rows, self.g, self.h, hist)
+        hist = self.root_hist
+        self.root_hist = None
+        if hist is None:
+            hist = new_histogram(n_features)
+            build_histogram(self.binned, self.rows, self.g, self.h, hist)
         root_pairs = None
         if self.exact:
             self._member[self.rows] = True
@@ -606,6 +613,17 @@ class TreeGrower:
                 rec["feature"], rec["bin"], rec["left"], rec["right"] = -1, -1, -1, -1
                 rec["value"] = self._leaf_value(node)
         return tree
+
+
+def root_histograms(binned, rows, g, h):
+    """The root histograms of several trees grown on the same ``rows`` of ``binned`` from the
+    columns of ``g``, ``h`` (n_rows, K), in one pass (:func:`reference.histogram.build_histograms`):
+    ``(K, n_features, N_BINS, 3)``, ``[k]`` the ``root_hist`` of the tree of column ``k``."""
+    hists = new_histogram(binned.shape[1], g.shape[1])
+    work = rows.shape[0] * binned.shape[1]
+    kernel = _hist.build_histograms_serial if work < TreeGrower.SERIAL_WORK else _hist.build_histograms
+    kernel(binned, rows, g, h, hists)
+    return hists
 
 
 @njit(cache=True, parallel=True)

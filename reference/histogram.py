@@ -8,13 +8,31 @@ from numba import njit, prange
 N_BINS = 256  # uint8 bins; bin 255 holds NaN
 
 
+#: Features one ``prange`` task of :func:`build_histogram` accumulates together, row by row.
+FEATURE_BLOCK = 4
+
+
+@njit(cache=True)
+def _zero_histogram(hist, f):
+    for b in range(N_BINS):
+        hist[f, b, 0] = 0.0
+        hist[f, b, 1] = 0.0
+        hist[f, b, 2] = 0.0
+
+
 @njit(cache=True, parallel=True)
 def build_histogram(binned, rows, g, h, hist):
-    """Fill ``hist[f, b] = (Σ g, Σ h, count)`` over ``rows`` for every feature (prange over features).
+    """Fill ``hist[f, b] = (Σ g, Σ h, count)`` over ``rows`` for every feature (prange over blocks
+    of ``FEATURE_BLOCK`` features).
 
     The node's gradients are gathered once into contiguous arrays ("ordered gradients", as
-    LightGBM does), so each feature's pass reads them sequentially; the per-bin summation order
-    is unchanged. Sums are float64 whatever the gradients' dtype: hundreds of thousands of small terms.
+    LightGBM does), so each feature's pass reads them sequentially. A task adds each row to the
+    bins of its block's features in turn: rows falling in one bin make a chain of dependent
+    additions, and the block's features give the processor independent chains to overlap (at 1
+    thread, interleaved with one feature per task: 0.93× the time on a 68 K-row MSLR-shaped root,
+    0.83× on a 3,000-row node), while every bin's sum still runs over the rows in order, from 0.0,
+    as a per-feature pass sums it. Sums are float64 whatever the gradients'
+    dtype: hundreds of thousands of small terms.
     """
     n = rows.shape[0]
     og = np.empty(n)
@@ -23,16 +41,65 @@ def build_histogram(binned, rows, g, h, hist):
         og[t] = g[rows[t]]
         oh[t] = h[rows[t]]
     n_features = binned.shape[1]
+    for k in prange((n_features + FEATURE_BLOCK - 1) // FEATURE_BLOCK):
+        f0 = k * FEATURE_BLOCK
+        f1 = min(f0 + FEATURE_BLOCK, n_features)
+        for f in range(f0, f1):
+            _zero_histogram(hist, f)
+        if f1 - f0 == FEATURE_BLOCK:
+            for t in range(n):
+                r = rows[t]
+                a = og[t]  # read once: the compiler cannot tell that the stores to hist leave og be
+                c = oh[t]
+                for j in range(FEATURE_BLOCK):  # a constant trip count: unrolled
+                    b = binned[r, f0 + j]
+                    hist[f0 + j, b, 0] += a
+                    hist[f0 + j, b, 1] += c
+                    hist[f0 + j, b, 2] += 1.0
+        else:
+            for f in range(f0, f1):
+                for t in range(n):
+                    b = binned[rows[t], f]
+                    hist[f, b, 0] += og[t]
+                    hist[f, b, 1] += oh[t]
+                    hist[f, b, 2] += 1.0
+
+
+@njit(cache=True, parallel=True)
+def build_histograms(binned, rows, g, h, hists):
+    """:func:`build_histogram` of several gradient columns over the same ``rows`` in one pass:
+    ``hists[k]`` of ``g[:, k]`` and ``h[:, k]`` (``g``, ``h`` of shape (n_rows, K), ``hists`` of
+    shape (K, n_features, N_BINS, 3)), as McRank's per-grade trees of one round need at their roots.
+
+    Each feature's bins are read once for the K columns, whose sums are independent chains of
+    additions the processor overlaps, and the count channel, the same for every column, is
+    accumulated once and copied. Every sum is :func:`build_histogram`'s, in the same order (rows
+    in order, from 0.0), so every column's histogram is its to the last bit.
+    """
+    n = rows.shape[0]
+    n_cols = g.shape[1]
+    og = np.empty((n, n_cols))
+    oh = np.empty((n, n_cols))
+    for t in range(n):
+        r = rows[t]
+        for k in range(n_cols):
+            og[t, k] = g[r, k]
+            oh[t, k] = h[r, k]
+    n_features = binned.shape[1]
     for f in prange(n_features):
-        for b in range(N_BINS):
-            hist[f, b, 0] = 0.0
-            hist[f, b, 1] = 0.0
-            hist[f, b, 2] = 0.0
+        acc = np.zeros((N_BINS, n_cols, 2))  # this feature's sums, one cache line per bin
+        count = np.zeros(N_BINS)
         for t in range(n):
             b = binned[rows[t], f]
-            hist[f, b, 0] += og[t]
-            hist[f, b, 1] += oh[t]
-            hist[f, b, 2] += 1.0
+            for k in range(n_cols):
+                acc[b, k, 0] += og[t, k]
+                acc[b, k, 1] += oh[t, k]
+            count[b] += 1.0
+        for k in range(n_cols):
+            for b in range(N_BINS):
+                hists[k, f, b, 0] = acc[b, k, 0]
+                hists[k, f, b, 1] = acc[b, k, 1]
+                hists[k, f, b, 2] = count[b]
 
 
 @njit(cache=True, parallel=True)
@@ -94,8 +161,10 @@ def build_pair_histograms(binned, pi, pj, ph, out_max, out_min):
                 out_min[f, bi] += ph[t]
 
 
-def new_histogram(n_features):
-    return np.empty((n_features, N_BINS, 3), dtype=np.float64)
+def new_histogram(n_features, n_cols=None):
+    """An uninitialised histogram (``(n_features, N_BINS, 3)``), or ``n_cols`` of them stacked."""
+    shape = (n_features, N_BINS, 3) if n_cols is None else (n_cols, n_features, N_BINS, 3)
+    return np.empty(shape, dtype=np.float64)
 
 
 @njit(cache=True)
@@ -152,6 +221,7 @@ def _serial(kernel):
     return njit(cache=True)(twin)
 
 
+build_histograms_serial = _serial(build_histograms)
 build_pair_histograms_serial = _serial(build_pair_histograms)
 build_pair_histograms_of_serial = _serial(build_pair_histograms_of)
 add_weight_histogram_serial = _serial(add_weight_histogram)

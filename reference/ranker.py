@@ -14,7 +14,7 @@ from lambda_objectives._sklearn import TrainingQueries, check_scored_queries, re
 from lambda_objectives.groups import split_qid_column
 
 from .binning import BinMapper
-from .grower import GROWTH, NODE_DTYPE, TreeGrower, predict_binned
+from .grower import GROWTH, NODE_DTYPE, TreeGrower, predict_binned, root_histograms
 from .losses import OBJECTIVES, XENDCG, Lambda, LeastSquares, Listwise, Logistic, McRank, YetiRank
 from .splitting import CRITERIA
 
@@ -337,6 +337,8 @@ class MARTRanker(BaseEstimator):
             rows = self._sample_rows(ptr, rng)
             mask = self._feature_mask(rng)
             round_trees = []
+            # the grades' trees share their rows: their root histograms come from one pass
+            roots = root_histograms(binned, rows, g, h) if ncol > 1 else None
             for c in range(ncol):
                 gc = g if ncol == 1 else np.ascontiguousarray(g[:, c])
                 hc = h if ncol == 1 else np.ascontiguousarray(h[:, c])
@@ -348,7 +350,7 @@ class MARTRanker(BaseEstimator):
                                   growth=self.growth, min_data_in_leaf=self.min_data_in_leaf,
                                   min_sum_hessian_in_leaf=self.min_sum_hessian_in_leaf, lambda_l2=self.lambda_l2,
                                   max_depth=self._depth_limit(), leaf_value=self.leaf_value, leaf_hessian=self.leaf_hessian,
-                                  pairs=pairs, feature_mask=mask).grow()
+                                  pairs=pairs, feature_mask=mask, root_hist=None if roots is None else roots[c]).grow()
                 leaf = tree["feature"] < 0
                 tree["value"][leaf] *= self.learning_rate
                 for i in np.flatnonzero(~leaf):

@@ -105,6 +105,39 @@ def test_bounded_exact_ole_without_pruning_is_the_unbounded_search(ranking_20):
         np.testing.assert_array_equal(tree[name], brute[name])
 
 
+@pytest.mark.parametrize("criterion", ["se", "ole", "ole_exact"])
+def test_a_shared_root_pass_grows_the_same_trees(ranking_20, criterion, monkeypatch):
+    """McRank's shared root pass (:func:`reference.grower.root_histograms`, serial or parallel)
+    sums in the order of the per-tree root builds, and so do the single-threaded kernels of small
+    nodes: every field of every tree is the same to the last bit, whichever kernel ran."""
+    from reference.grower import root_histograms
+
+    d, binned, n_bins = ranking_20
+    rng = np.random.default_rng(5)
+    g, h = rng.normal(size=(d.y.shape[0], 3)), rng.uniform(0.1, 1.0, size=(d.y.shape[0], 3))
+    rows = np.sort(rng.choice(d.y.shape[0], 3 * d.y.shape[0] // 4, replace=False)).astype(np.int64)
+    pairs = None
+    if criterion == "ole_exact":
+        g0, h0, p = lambda_gradients(rng.normal(size=d.y.shape[0]), d.y, d.group_ptr, "ndcg", 10, return_pairs=True)
+        g[:, 0], h[:, 0], pairs = g0, h0, (p.i, p.j, p.h)
+    kw = dict(num_leaves=15, criterion=criterion, min_data_in_leaf=5, pairs=pairs)
+
+    def grow(c, serial_work, **extra):
+        monkeypatch.setattr(TreeGrower, "SERIAL_WORK", serial_work)
+        gc, hc = np.ascontiguousarray(g[:, c]), np.ascontiguousarray(h[:, c])
+        return TreeGrower(binned, n_bins, gc, hc, rows, **kw, **extra).grow()
+
+    roots = root_histograms(binned, rows, g, h)
+    monkeypatch.setattr(TreeGrower, "SERIAL_WORK", 10 ** 12)
+    serial_roots = root_histograms(binned, rows, g, h)
+    for c in range(1 if criterion == "ole_exact" else 3):
+        parallel = grow(c, 0)
+        for other in (grow(c, 10 ** 12), grow(c, 0, root_hist=roots[c].copy()),
+                      grow(c, 0, root_hist=serial_roots[c].copy())):
+            for name in parallel.dtype.names:
+                np.testing.assert_array_equal(other[name], parallel[name])
+
+
 def test_planted_split_recovered():
     rng = np.random.default_rng(1)
     X = rng.uniform(size=(2000, 5))

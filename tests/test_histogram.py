@@ -90,6 +90,62 @@ def test_weight_histograms(small_ranking, serial):
     np.testing.assert_array_equal(fused_w, alone)
 
 
+@pytest.mark.kernel
+@pytest.mark.parametrize("n_features", [3, 7, 8])
+def test_feature_blocks_sum_as_one_feature_at_a_time(small_ranking, n_features):
+    """``build_histogram`` adds each row to a block of features in turn (and the features left
+    over one at a time): every bin's sums are those of a pass over one feature at a time (a plain
+    loop over the rows in order, and the weight kernel's pass), to the last bit, at 1 and 2 threads."""
+    from lambda_objectives import numba_threads
+
+    X = np.hstack([small_ranking.X, small_ranking.X[:, ::-1]])[:, :n_features]
+    binned = BinMapper().fit_transform(X)
+    rng = np.random.default_rng(6)
+    g, h = rng.normal(size=binned.shape[0]), rng.uniform(size=binned.shape[0])
+    rows = np.sort(rng.choice(binned.shape[0], binned.shape[0] // 2, replace=False)).astype(np.int64)
+    one_at_a_time, w = new_histogram(n_features), np.empty((n_features, 256))
+    hist_module.build_histogram_and_weights_serial(binned, rows, g, h, h, one_at_a_time, w)
+    brute = np.zeros((n_features, 256, 3))
+    for f in range(n_features):
+        for r in rows:
+            brute[f, binned[r, f]] += (g[r], h[r], 1.0)
+    np.testing.assert_array_equal(one_at_a_time, brute)
+    for threads in (1, 2):
+        with numba_threads(threads):
+            out = new_histogram(n_features)
+            build_histogram(binned, rows, g, h, out)
+            np.testing.assert_array_equal(out, one_at_a_time)
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("serial", [False, True])
+def test_several_columns_in_one_pass_are_bit_identical_to_one_at_a_time(small_ranking, serial):
+    """McRank's grades share their root pass (``build_histograms``): each column's histogram is
+    ``build_histogram``'s of that column to the last bit, at 1 and 2 threads."""
+    from lambda_objectives import numba_threads
+
+    binned = BinMapper().fit_transform(small_ranking.X)
+    rng = np.random.default_rng(4)
+    n, nf, k = binned.shape[0], binned.shape[1], 5
+    g, h = rng.normal(size=(n, k)), rng.uniform(size=(n, k))
+    g[::7, 1] = -0.0  # signed zeros and repeated values keep their sums too
+    rows = np.sort(rng.choice(n, 2 * n // 3, replace=False)).astype(np.int64)
+    kernel = hist_module.build_histograms_serial if serial else hist_module.build_histograms
+    for threads in (1, 2):
+        with numba_threads(threads):
+            both = new_histogram(nf, k)
+            kernel(binned, rows, g, h, both)
+            for c in range(k):
+                one = new_histogram(nf)
+                build_histogram(binned, rows, np.ascontiguousarray(g[:, c]), np.ascontiguousarray(h[:, c]), one)
+                np.testing.assert_array_equal(both[c], one)
+    brute = np.zeros((nf, 256, 3))
+    for r in rows:
+        for f in range(nf):
+            brute[f, binned[r, f]] += (g[r, 3], h[r, 3], 1.0)
+    np.testing.assert_allclose(both[3], brute, rtol=1e-12, atol=1e-12)
+
+
 def test_serial_twins_cache_apart_from_the_parallel_kernels(tmp_path):
     # numba names a kernel's on-disk cache after the function's qualified name and line: twins that
     # shared the parallel kernel's name loaded one cached build for both, so the "parallel" kernels of
