@@ -77,15 +77,16 @@ def pair_rows(metric, n, k):
     return n if (metric == NDCG_LOSS2 or metric == NDCG_LOSS2PP) else cutoff(n, k)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _query_tables(s, lab, val, metric, k, sigma, disc):
     """Rank one query (``n >= 2``) and build what its pair loop reads.
 
-    Returns ``(order, work, tab)``: ``order`` the stable ranking; ``work`` one float64 array holding,
-    in rank order, ``sr`` (scores), ``lr`` (labels), ``vr`` (values), ``gr``/``hr`` (zeroed sums),
-    ``er`` (``exp(σ(s − max s))``), ``acc``/``pref`` (the metric's tables), sliced by
-    :func:`_work_views`; ``tab = (kk, a_end, inv, n_rel, first, second, rr_first)``, the scalars
-    of the metric, ``a_end`` = :func:`pair_rows`, or 0 when the ideal value is 0 (every |ΔZ| is 0).
+    Returns ``(order, work, views, tab)``: ``order`` the stable ranking; ``work`` one float64 array
+    whose ``views`` (:func:`_work_views`) are, in rank order, ``sr`` (scores), ``lr`` (labels), ``vr``
+    (values), ``gr``/``hr`` (zeroed sums), ``er`` (``exp(σ(s − max s))``), ``acc``/``pref`` (the
+    metric's tables); ``tab = (kk, a_end, inv, n_rel, first, second, rr_first)``, the scalars of the
+    metric, ``a_end`` = :func:`pair_rows`, or 0 when the ideal value is 0 (every |ΔZ| is 0). Inlined
+    (``inline="always"``, as the other helpers of the pair loop): short queries pay no call.
     """
     n = s.shape[0]
     kk = cutoff(n, k)
@@ -127,18 +128,18 @@ def _query_tables(s, lab, val, metric, k, sigma, disc):
         if n_rel == 0.0:
             a_end = 0
     rr_first = 1.0 / (first + 1.0) if first < kk else 0.0
-    return order, work, (kk, a_end, inv, n_rel, first, second, rr_first)
+    return order, work, (sr, lr, vr, gr, hr, er, acc, pref), (kk, a_end, inv, n_rel, first, second, rr_first)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _work_views(work, n):
     """``(sr, lr, vr, gr, hr, er, acc, pref)``: the per-query tables inside :func:`_query_tables`' array."""
     return (work[0:n], work[n:2 * n], work[2 * n:3 * n], work[3 * n:4 * n], work[4 * n:5 * n], work[5 * n:6 * n],
             work[6 * n:7 * n], work[7 * n:8 * n + 1])
 
 
-@njit(cache=True)
-def _pair_block(a_lo, a_hi, metric, sigma, disc, mu, work, tab, gr, hr, want_cost, store, order, row0, pi, pj, ph,
+@njit(cache=True, inline="always")
+def _pair_block(a_lo, a_hi, metric, sigma, disc, mu, views, tab, gr, hr, want_cost, store, order, row0, pi, pj, ph,
                 count):
     """The pair loop over rank positions ``a_lo <= a < a_hi`` (each with every ``b > a``): the one home
     of the pair formulas, for a whole query (:func:`query_lambdas`) and for a block of a long one
@@ -149,7 +150,7 @@ def _pair_block(a_lo, a_hi, metric, sigma, disc, mu, work, tab, gr, hr, want_cos
     ERR's running ``q_prod``/``s_sum`` start afresh at every ``a``, so blocks over ``a`` are independent.
     """
     n = order.shape[0]
-    sr, lr, vr, _gr, _hr, er, acc, pref = _work_views(work, n)
+    sr, lr, vr, _gr, _hr, er, acc, pref = views
     kk, a_end, inv, n_rel, first, second, rr_first = tab
     total = 0.0
     cost = 0.0
@@ -221,7 +222,7 @@ def _pair_block(a_lo, a_hi, metric, sigma, disc, mu, work, tab, gr, hr, want_cos
     return count, total, cost
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _finish(gr, hr, order, weight, normalize, total, g, h, store, ph, count, cost):
     """Scatter the rank-order sums to ``g``/``h``, scale the ``count`` stored Hessian terms alike;
     returns ``(count, weighted cost)``."""
@@ -247,12 +248,12 @@ def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
         h[r] = 0.0
     if n <= 1:
         return 0, 0.0
-    order, work, tab = _query_tables(s, lab, val, metric, k, sigma, disc)
+    order, work, views, tab = _query_tables(s, lab, val, metric, k, sigma, disc)
     if tab[1] == 0:
         return 0, 0.0
-    gr = work[3 * n:4 * n]
-    hr = work[4 * n:5 * n]
-    count, total, cost = _pair_block(0, tab[1], metric, sigma, disc, mu, work, tab, gr, hr, want_cost, store, order,
+    gr = views[3]
+    hr = views[4]
+    count, total, cost = _pair_block(0, tab[1], metric, sigma, disc, mu, views, tab, gr, hr, want_cost, store, order,
                                      row0, pi, pj, ph, 0)
     return _finish(gr, hr, order, weight, normalize, total, g, h, store, ph, count, cost)
 
@@ -338,16 +339,16 @@ def split_begin(s, lab, val, metric, k, sigma, disc, g, h, store, n_blocks):
     (only entries ``>= bounds[j]``, zeroed by the block), Σ|λ|, cost and pair slots from ``slots[j]``.
     :func:`split_end` adds the blocks in block order, so the result is the same to the bit at any number
     of threads; it differs from the unsplit :func:`query_lambdas` only by the order of the sums (about
-    1e-15 relative). Returns ``(order, work, tab, bounds, slots, bg, bh)``.
+    1e-15 relative). Returns ``(order, work, views, tab, bounds, slots, bg, bh)``.
     """
     n = s.shape[0]
     for r in range(n):
         g[r] = 0.0
         h[r] = 0.0
-    order, work, tab = _query_tables(s, lab, val, metric, k, sigma, disc)
+    order, work, views, tab = _query_tables(s, lab, val, metric, k, sigma, disc)
     bounds = block_bounds(n, tab[1], n_blocks)  # a_end = 0 (every |ΔZ| is 0): every block empty
     slots = block_slots(work[n:2 * n], bounds) if store else np.zeros(n_blocks + 1, dtype=np.int64)
-    return order, work, tab, bounds, slots, np.empty((n_blocks, n)), np.empty((n_blocks, n))
+    return order, work, views, tab, bounds, slots, np.empty((n_blocks, n)), np.empty((n_blocks, n))
 
 
 @njit(cache=True)
@@ -602,7 +603,7 @@ def _make_driver(metric):
                 continue
             p0 = pair_ptr[q]
             p1 = pair_ptr[q + 1]
-            order, work, tab, bounds, slots, bg, bh = split_begin(scores[a:b], labels[a:b], values[a:b], metric, k,
+            order, work, views, tab, bounds, slots, bg, bh = split_begin(scores[a:b], labels[a:b], values[a:b], metric, k,
                                                                   sigma, disc, grad[a:b], hess[a:b], store, n_blocks)
             ends = np.empty(n_blocks, dtype=np.int64)
             totals = np.empty(n_blocks)
@@ -612,7 +613,7 @@ def _make_driver(metric):
                 for r in range(lo, b - a):
                     bg[j, r] = 0.0
                     bh[j, r] = 0.0
-                e, tj, cj = _pair_block(lo, bounds[j + 1], metric, sigma, disc, mu, work, tab, bg[j], bh[j],
+                e, tj, cj = _pair_block(lo, bounds[j + 1], metric, sigma, disc, mu, views, tab, bg[j], bh[j],
                                         want_cost, store, order, a, pi[p0:p1], pj[p0:p1], ph[p0:p1], slots[j])
                 ends[j] = e
                 totals[j] = tj
