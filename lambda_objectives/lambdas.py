@@ -143,7 +143,9 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
     out : (ndarray, ndarray), optional
         Preallocated contiguous float64 arrays of length n, filled in place and returned.
     n_threads : int, optional
-        numba threads (default all); the result does not depend on it.
+        numba threads (default all); the result does not depend on it. Queries run in parallel, and a
+        long query's pairs too (over about 2 million pairs, e.g. a full list of 2,100 documents: its rows
+        are cut into blocks fixed by the query, added in block order).
     return_pairs : bool
         Also return a :class:`LambdaPairs` with every pair's Hessian term.
     return_cost : bool
@@ -213,7 +215,8 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
     with numba_threads(n_threads) as nt:
         chunks = max(1, min(nt * 4, n_queries))
         if sampling is None:
-            pairs.DRIVERS[row.code](*args, schedule, chunks, bool(return_cost), cost, mu)
+            pairs.DRIVERS[row.code](*args, schedule, chunks, bool(return_cost), cost, mu, pairs.SPLIT_PAIRS,
+                                    pairs.BLOCK_SPAN)
         else:
             m, seed, iteration = sampling
             bits = (y + 0.0).view(np.uint64)  # + 0.0: a label -0.0 has the bits of 0.0

@@ -93,12 +93,16 @@ def test_plrank_peer_is_the_published_estimator_unbiased_for_the_enumerated_deri
 def test_long_list_benchmark_times_ours_and_both_engines_per_size_and_thread_count():
     from comparisons.bench import THREADS, long_lists
 
-    r = long_lists.run(rows=600, sizes=(100, 300), repeats=1, rounds=1)
+    r = long_lists.run(rows=600, sizes=(100, 300), repeats=1, rounds=1, one=2100)
     assert [(row["docs_per_query"], row["threads"]) for row in r["rows"]] == [(d, nt) for d in (100, 300) for nt in THREADS]
     for row in r["rows"]:
         for name in ("ours_full", "ours_at10", "ours_mean", "lightgbm_lambdarank", "xgboost_topk", "xgboost_mean"):
             assert row[f"{name}_ms_min"] >= 0 and row[f"{name}_ms_median"] >= row[f"{name}_ms_min"]
         assert row["ours_full_ms_min"] > 0
+    one = r["one_query"]  # 2,100 documents: just over the split threshold
+    assert one["docs"] == 2100 and one["blocks"] > 1 and one["same_bits_at_1_and_2_threads"]
+    assert set(one["ms"]) == {f"{sp}_{nt}t" for sp in ("split", "unsplit") for nt in THREADS}
+    assert one[f"speedup_{THREADS[-1]}t_over_{THREADS[0]}t"]["min"] > 0
 
 
 @pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])

@@ -11,15 +11,22 @@ round and per 20,000 rows, at 1 and 2 threads, min and median over repeats:
   objective handing back fixed gradients) ÷ rounds: both grow the same trees on the same data, so the
   difference is the objective. Each engine runs in its own process (their OpenMP runtimes interfere).
 
-Run: ``python -m comparisons.bench.long_lists [--quick] [--rows N] [--sizes 100 1000 ...]``.
+And one query of 20,000 documents (``--one-query N``), ΔNDCG over the full list: the 2-thread ÷ 1-thread
+speed-up of its split pair loop (``_kernels/pairs.py``: a long query's rows cut into blocks over the
+threads), beside the same query with the split turned off (``pairs.SPLIT_PAIRS`` out of reach: the whole
+query on one thread, as before issue #34 item 3), all four timed in turn.
+
+Run: ``python -m comparisons.bench.long_lists [--quick] [--rows N] [--sizes 100 1000 ...] [--one-query N]``.
 """
 
 import argparse
 import json
+from contextlib import contextmanager
 
 import numpy as np
 
 from lambda_objectives import lambda_gradients
+from lambda_objectives._kernels import pairs
 
 from .._machine import machine_record
 from .._runner import run_isolated
@@ -56,6 +63,45 @@ def ours(sizes, rows, repeats):
             for nt in THREADS:
                 out[(docs, name, nt)] = {m: t[nt][m] * scale for m in ("min", "median")}
     return out
+
+
+@contextmanager
+def _unsplit():
+    """Within the block, no query's pair loop is split (the loop before issue #34 item 3)."""
+    split = pairs.SPLIT_PAIRS
+    pairs.SPLIT_PAIRS = np.iinfo(np.int64).max
+    try:
+        yield
+    finally:
+        pairs.SPLIT_PAIRS = split
+
+
+def one_query(docs, repeats):
+    """One query of ``docs`` documents, ΔNDCG over the full list, split and unsplit at 1 and 2 threads:
+    ``{"docs", "pairs_split_into", "ms": {(split|unsplit)_(threads)t: {"min", "median"}}, "speedup": ...}``."""
+    _, y, s, ptr = _data(docs, docs)
+
+    def call(nt, split):
+        if split:
+            return lambda_gradients(s, y, ptr, "ndcg", n_threads=nt)
+        with _unsplit():
+            return lambda_gradients(s, y, ptr, "ndcg", n_threads=nt)
+
+    calls = {f"{'split' if sp else 'unsplit'}_{nt}t": (lambda nt=nt, sp=sp: call(nt, sp))
+             for sp in (True, False) for nt in THREADS}
+    first = {name: fn() for name, fn in calls.items()}  # compilation, first touch
+    same = all(np.array_equal(a, b) for a, b in zip(first[f"split_{THREADS[0]}t"], first[f"split_{THREADS[-1]}t"]))
+    t = interleaved(calls, repeats)
+    ms = {name: {m: 1e3 * t[name][m] for m in ("min", "median")} for name in calls}
+    lo, hi = THREADS[0], THREADS[-1]
+    return {"docs": docs,
+            "blocks": int(pairs.split_blocks(pairs.NDCG, docs, 0, pairs.SPLIT_PAIRS, pairs.BLOCK_SPAN)),
+            "same_bits_at_1_and_2_threads": bool(same),
+            "ms": ms,
+            f"speedup_{hi}t_over_{lo}t": {m: ms[f"split_{lo}t"][m] / ms[f"split_{hi}t"][m] for m in ("min", "median")},
+            f"unsplit_speedup_{hi}t_over_{lo}t": {m: ms[f"unsplit_{lo}t"][m] / ms[f"unsplit_{hi}t"][m]
+                                                  for m in ("min", "median")},
+            f"split_over_unsplit_{lo}t": {m: ms[f"split_{lo}t"][m] / ms[f"unsplit_{lo}t"][m] for m in ("min", "median")}}
 
 
 def engine_times(engine, sizes, rows, repeats, rounds):
@@ -109,12 +155,15 @@ def _engine_runs(engine, X, y, ptr, g, h, rounds):
     return runs
 
 
-def run(quick=False, rows=None, sizes=None, repeats=None, rounds=None):
-    """The cost table; returns a JSON-serialisable dict."""
+def run(quick=False, rows=None, sizes=None, repeats=None, rounds=None, one=None):
+    """The cost table and the one long query (``one`` documents, default 20,000; 0 leaves it out);
+    returns a JSON-serialisable dict."""
     rows = rows or (4000 if quick else PER)
     sizes = tuple(sizes or ((100, 1000, 4000) if quick else SIZES))
     repeats = repeats or (2 if quick else 3)
     rounds = rounds or (3 if quick else 5)
+    one = PER if one is None else one
+    long_query = one_query(one, max(repeats, 3)) if one else None
     times = ours(sizes, rows, repeats)
     for engine in ("lightgbm", "xgboost"):
         times.update(run_isolated(engine_times, engine, sizes, rows, repeats, rounds))
@@ -140,7 +189,8 @@ def run(quick=False, rows=None, sizes=None, repeats=None, rounds=None):
             "data": f"web-like grades 0..4, {rows} rows a size ({rows // min(sizes)}-{max(1, rows // max(sizes))} "
                     f"queries), 5 features; engine trees: 7 leaves / depth 3, {rounds} rounds",
             "unit": f"ms per round per {PER} rows (min and median over {repeats} repeats, in turn)",
-            "rows": table}
+            "rows": table,
+            "one_query": long_query}
 
 
 def main(argv=None):
@@ -150,9 +200,12 @@ def main(argv=None):
     p.add_argument("--sizes", type=int, nargs="+", help=f"documents a query (default {SIZES})")
     p.add_argument("--repeats", type=int)
     p.add_argument("--rounds", type=int)
+    p.add_argument("--one-query", type=int, help=f"documents of the one long query (default {PER}; 0: none)")
     p.add_argument("--json", help="also write the results here")
     args = p.parse_args(argv)
-    res = run(args.quick, args.rows, args.sizes, args.repeats, args.rounds)
+    if args.one_query is not None and args.one_query < 0:
+        p.error(f"--one-query takes a number of documents >= 0, got {args.one_query}")
+    res = run(args.quick, args.rows, args.sizes, args.repeats, args.rounds, args.one_query)
     print(json.dumps(res, indent=2, default=float))
     if args.json:
         with open(args.json, "w") as f:

@@ -8,6 +8,12 @@ selected by its registry code (the closed forms live in the metric modules: ``nd
 ``∓σ|ΔZ|ρ`` to the gradients and ``σ²|ΔZ|ρ(1 − ρ)`` to both Hessians (Burges, MSR-TR-2010-82,
 §4 and §7), so one query costs ``O(n · min(n, k))``.
 
+A long query (more than :data:`SPLIT_PAIRS` pairs visited) has its pair loop cut into blocks of rank
+positions ``a`` of about equal pair count, run over the threads, each into sums of its own, added in
+block order (:func:`split_begin`): one 20,000-document query uses every thread, and the result is the
+same to the bit at any thread count (the cut depends on the query only; it changes the order of the
+sums against the unsplit loop, ~1e-15 relative).
+
 ``values`` carries the per-document quantity of the metric (gain, ``R`` or 0/1 relevance),
 prepared by the registry's input function, so metric and lambdas never disagree on gains.
 
@@ -64,32 +70,30 @@ def _scatter(gr, hr, order, weight, normalize, total, g, h):
 
 
 @njit(cache=True)
-def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
-                  store, pi, pj, ph, row0, want_cost, mu):
-    """Fill ``g``/``h`` (this query's rows) and, if ``store``, the pair slots.
+def pair_rows(metric, n, k):
+    """The rank positions ``a`` whose pairs ``(a, b > a)`` are formed: all ``n`` for the published
+    LambdaLoss@K (its @K multiplier weights pairs below k), else the top ``min(n, k)`` (every other
+    weight is 0 for a pair entirely below k)."""
+    return n if (metric == NDCG_LOSS2 or metric == NDCG_LOSS2PP) else cutoff(n, k)
 
-    Returns ``(pairs stored, cost)``; ``cost`` (only with ``want_cost``) is the query's
-    fixed-ranking pairwise cost ``weight · Σ |ΔZ| log(1 + exp(−σ(s_hi − s_lo)))``. ``mu`` is
-    NDCG-Loss2++'s weight of the rank-gap term (unused by the other codes).
+
+@njit(cache=True, inline="always")
+def _query_tables(s, lab, val, metric, k, sigma, disc):
+    """Rank one query (``n >= 2``) and build what its pair loop reads.
+
+    Returns ``(order, work, views, tab)``: ``order`` the stable ranking; ``work`` one float64 array
+    whose ``views`` (:func:`_work_views`) are, in rank order, ``sr`` (scores), ``lr`` (labels), ``vr``
+    (values), ``gr``/``hr`` (zeroed sums), ``er`` (``exp(σ(s − max s))``), ``acc``/``pref`` (the
+    metric's tables); ``tab = (kk, a_end, inv, n_rel, first, second, rr_first)``, the scalars of the
+    metric, ``a_end`` = :func:`pair_rows`, or 0 when the ideal value is 0 (every |ΔZ| is 0). Inlined
+    (``inline="always"``, as the other helpers of the pair loop): short queries pay no call.
     """
     n = s.shape[0]
-    for r in range(n):
-        g[r] = 0.0
-        h[r] = 0.0
-    if n <= 1:
-        return 0, 0.0
     kk = cutoff(n, k)
     order = stable_order_desc(s)
     # one allocation for every per-query table: short queries are dominated by allocator calls
     work = np.empty(8 * n + 1)
-    sr = work[0:n]
-    lr = work[n:2 * n]
-    vr = work[2 * n:3 * n]
-    gr = work[3 * n:4 * n]
-    hr = work[4 * n:5 * n]
-    er = work[5 * n:6 * n]
-    acc = work[6 * n:7 * n]
-    pref = work[7 * n:8 * n + 1]
+    sr, lr, vr, gr, hr, er, acc, pref = _work_views(work, n)
     for r in range(n):
         d = order[r]
         sr[r] = s[d]
@@ -108,29 +112,49 @@ def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
     n_rel = 0.0
     first = n
     second = n
+    a_end = pair_rows(metric, n, k)
     if metric == NDCG or metric == NDCG_LOSS2 or metric == NDCG_LOSS2PP or metric == NDCG_LOSS2_TOP \
             or metric == NDCG_LOSS2PP_TOP:
         inv = ndcg_inverse_ideal(val, k, disc)
         if inv == 0.0:
-            return 0, 0.0
-        if metric != NDCG:
+            a_end = 0
+        elif metric != NDCG:
             gap_deltas(disc, kk, acc, pref)  # LambdaLoss's δ per rank gap and @K multiplier
     elif metric == ERR:
         if not err_prefix(vr, pref):
-            return 0, 0.0
+            a_end = 0
     elif metric == MAP or metric == MRR:
         n_rel, first, second = relevance_prefix(vr, kk, pref, acc)
         if n_rel == 0.0:
-            return 0, 0.0
+            a_end = 0
     rr_first = 1.0 / (first + 1.0) if first < kk else 0.0
+    return order, work, (sr, lr, vr, gr, hr, er, acc, pref), (kk, a_end, inv, n_rel, first, second, rr_first)
 
-    count = 0
+
+@njit(cache=True, inline="always")
+def _work_views(work, n):
+    """``(sr, lr, vr, gr, hr, er, acc, pref)``: the per-query tables inside :func:`_query_tables`' array."""
+    return (work[0:n], work[n:2 * n], work[2 * n:3 * n], work[3 * n:4 * n], work[4 * n:5 * n], work[5 * n:6 * n],
+            work[6 * n:7 * n], work[7 * n:8 * n + 1])
+
+
+@njit(cache=True, inline="always")
+def _pair_block(a_lo, a_hi, metric, sigma, disc, mu, views, tab, gr, hr, want_cost, store, order, row0, pi, pj, ph,
+                count):
+    """The pair loop over rank positions ``a_lo <= a < a_hi`` (each with every ``b > a``): the one home
+    of the pair formulas, for a whole query (:func:`query_lambdas`) and for a block of a long one
+    (:func:`split_begin`).
+
+    Adds each pair's force to ``gr``/``hr`` (rank order; only entries ``>= a_lo`` are touched), stores
+    its pair in slots ``count, count + 1, ...`` and returns ``(next slot, Σ 2|λ|, Σ cost terms)``.
+    ERR's running ``q_prod``/``s_sum`` start afresh at every ``a``, so blocks over ``a`` are independent.
+    """
+    n = order.shape[0]
+    sr, lr, vr, _gr, _hr, er, acc, pref = views
+    kk, a_end, inv, n_rel, first, second, rr_first = tab
     total = 0.0
     cost = 0.0
-    # the published LambdaLoss@K forms every pair (its @K multiplier weights pairs below k); every
-    # other weight is 0 for a pair entirely below k, so those loops stop at the cut-off
-    a_end = n if (metric == NDCG_LOSS2 or metric == NDCG_LOSS2PP) else kk
-    for a in range(a_end):
+    for a in range(a_lo, a_hi):
         la = lr[a]
         ra = vr[a]
         q_prod = 1.0
@@ -195,12 +219,169 @@ def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
                 q_prod, s_sum = err_advance(rb, b, kk, q_prod, s_sum)
         gr[a] += ga
         hr[a] += ha
+    return count, total, cost
 
+
+@njit(cache=True, inline="always")
+def _finish(gr, hr, order, weight, normalize, total, g, h, store, ph, count, cost):
+    """Scatter the rank-order sums to ``g``/``h``, scale the ``count`` stored Hessian terms alike;
+    returns ``(count, weighted cost)``."""
     scale = _scatter(gr, hr, order, weight, normalize, total, g, h)
     if store:
         for c in range(count):
             ph[c] *= scale
     return count, cost * weight
+
+
+@njit(cache=True)
+def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
+                  store, pi, pj, ph, row0, want_cost, mu):
+    """Fill ``g``/``h`` (this query's rows) and, if ``store``, the pair slots.
+
+    Returns ``(pairs stored, cost)``; ``cost`` (only with ``want_cost``) is the query's
+    fixed-ranking pairwise cost ``weight · Σ |ΔZ| log(1 + exp(−σ(s_hi − s_lo)))``. ``mu`` is
+    NDCG-Loss2++'s weight of the rank-gap term (unused by the other codes).
+    """
+    n = s.shape[0]
+    for r in range(n):
+        g[r] = 0.0
+        h[r] = 0.0
+    if n <= 1:
+        return 0, 0.0
+    order, work, views, tab = _query_tables(s, lab, val, metric, k, sigma, disc)
+    if tab[1] == 0:
+        return 0, 0.0
+    gr = views[3]
+    hr = views[4]
+    count, total, cost = _pair_block(0, tab[1], metric, sigma, disc, mu, views, tab, gr, hr, want_cost, store, order,
+                                     row0, pi, pj, ph, 0)
+    return _finish(gr, hr, order, weight, normalize, total, g, h, store, ph, count, cost)
+
+
+#: the most blocks a long query's pair loop is cut into (enough for 32 threads)
+MAX_BLOCKS = 32
+#: a query is split once its pair loop visits this many pairs (a full list of ~2,000 documents, ~10 ms
+#: at one thread): below it, queries in parallel balance the threads and a split only adds overhead
+SPLIT_PAIRS = 1 << 21
+#: a block visits at least this many pairs per document of its query (its sums cost two arrays of n)
+BLOCK_SPAN = 64
+
+
+@njit(cache=True)
+def split_blocks(metric, n, k, split_pairs, block_span):
+    """How many blocks the pair loop of a query of ``n`` documents is cut into (1 = not split).
+
+    A function of the query (``n``, ``k``, the metric's :func:`pair_rows`) and of the two constants
+    only, never of the threads: ``W = Σ_{a < a_end} (n − 1 − a)`` pairs are visited; below
+    ``split_pairs`` the query is not split, else it gets ``W // (block_span · n)`` blocks, at least 2,
+    at most :data:`MAX_BLOCKS` and ``a_end``.
+    """
+    a_end = pair_rows(metric, n, k)
+    work = a_end * (n - 1) - a_end * (a_end - 1) // 2
+    if work < split_pairs:
+        return 1
+    return min(a_end, MAX_BLOCKS, max(2, work // (block_span * n)))
+
+
+@njit(cache=True)
+def block_bounds(n, a_end, n_blocks):
+    """``bounds`` (``n_blocks + 1`` rank positions): block ``j`` is rows ``bounds[j] <= a < bounds[j+1]``,
+    cut so each block visits about ``1/n_blocks`` of the pairs (row ``a`` has ``n − 1 − a``)."""
+    bounds = np.empty(n_blocks + 1, dtype=np.int64)
+    total = a_end * (n - 1) - a_end * (a_end - 1) // 2
+    bounds[0] = 0
+    j = 1
+    done = 0
+    for a in range(a_end):
+        while j < n_blocks and done * n_blocks >= j * total:
+            bounds[j] = a
+            j += 1
+        done += n - 1 - a
+    while j <= n_blocks:
+        bounds[j] = a_end
+        j += 1
+    return bounds
+
+
+@njit(cache=True)
+def block_slots(lr, bounds):
+    """The first pair slot of each block (``n_blocks + 1`` entries): block ``j`` may store at most its
+    pairs with different labels, ``Σ_{bounds[j] <= a < bounds[j+1]}`` (documents below ``a`` with
+    another label), so blocks write apart and are then packed in block order: today's slot order."""
+    n = lr.shape[0]
+    by = np.argsort(lr, kind="mergesort")  # stable: a label's positions ascending
+    unequal = np.empty(n, dtype=np.int64)
+    i = 0
+    while i < n:
+        e = i
+        while e < n and lr[by[e]] == lr[by[i]]:
+            e += 1
+        for t in range(i, e):
+            unequal[by[t]] = (n - 1 - by[t]) - (e - 1 - t)
+        i = e
+    n_blocks = bounds.shape[0] - 1
+    slots = np.zeros(n_blocks + 1, dtype=np.int64)
+    for j in range(n_blocks):
+        c = 0
+        for a in range(bounds[j], bounds[j + 1]):
+            c += unequal[a]
+        slots[j + 1] = slots[j] + c
+    return slots
+
+
+@njit(cache=True)
+def split_begin(s, lab, val, metric, k, sigma, disc, g, h, store, n_blocks):
+    """A long query split into ``n_blocks`` blocks of its pair loop: the serial part before the blocks.
+
+    The rows ``a`` of the pair loop are cut into blocks of about equal pair count
+    (:func:`block_bounds`, a function of the query only); each block then runs :func:`_pair_block`
+    (in the driver's ``prange``) into sums of its own: gradient and Hessian rows ``bg[j]``/``bh[j]``
+    (only entries ``>= bounds[j]``, zeroed by the block), Σ|λ|, cost and pair slots from ``slots[j]``.
+    :func:`split_end` adds the blocks in block order, so the result is the same to the bit at any number
+    of threads; it differs from the unsplit :func:`query_lambdas` only by the order of the sums (about
+    1e-15 relative). Returns ``(order, work, views, tab, bounds, slots, bg, bh)``.
+    """
+    n = s.shape[0]
+    for r in range(n):
+        g[r] = 0.0
+        h[r] = 0.0
+    order, work, views, tab = _query_tables(s, lab, val, metric, k, sigma, disc)
+    bounds = block_bounds(n, tab[1], n_blocks)  # a_end = 0 (every |ΔZ| is 0): every block empty
+    slots = block_slots(work[n:2 * n], bounds) if store else np.zeros(n_blocks + 1, dtype=np.int64)
+    return order, work, views, tab, bounds, slots, np.empty((n_blocks, n)), np.empty((n_blocks, n))
+
+
+@njit(cache=True)
+def split_end(order, work, bounds, slots, bg, bh, ends, totals, costs, weight, normalize, g, h, store, pi, pj, ph):
+    """After the blocks of :func:`split_begin`: every sum in block order, the pair slots packed
+    (block ``j`` filled ``slots[j]:ends[j]``), then :func:`_finish`; returns ``(pairs stored, cost)``."""
+    n = order.shape[0]
+    n_blocks = bounds.shape[0] - 1
+    total = 0.0
+    cost = 0.0
+    count = 0
+    for j in range(n_blocks):
+        total += totals[j]
+        cost += costs[j]
+        if store:
+            for c in range(slots[j], ends[j]):  # count + (c - slots[j]) <= c: a forward copy
+                pi[count + c - slots[j]] = pi[c]
+                pj[count + c - slots[j]] = pj[c]
+                ph[count + c - slots[j]] = ph[c]
+        count += ends[j] - slots[j]
+    gr = work[3 * n:4 * n]
+    hr = work[4 * n:5 * n]
+    for r in range(n):
+        sg = 0.0
+        sh = 0.0
+        for j in range(n_blocks):
+            if bounds[j] > r:  # block j (and every later one) never touched r
+                break
+            sg += bg[j, r]
+            sh += bh[j, r]
+        gr[r] = sg
+        hr[r] = sh
+    return _finish(gr, hr, order, weight, normalize, total, g, h, store, ph, count, cost)
 
 
 @njit(cache=True)
@@ -391,17 +572,22 @@ def _make_driver(metric):
 
     ``metric`` is a constant of the closure, so numba compiles (and caches) one pair loop per
     metric with every other metric's branches pruned: adding an objective costs the others nothing.
+    Queries below ``split_pairs`` pairs (:func:`split_blocks`) run whole, in parallel chunks; longer
+    ones then run one after another, each with the blocks of its pair loop over the threads
+    (:func:`split_begin`). Which queries are split, and how, depends on the queries only.
     """
 
     @njit(cache=True, parallel=True)
     def driver(scores, labels, values, group_ptr, k, sigma, disc, weights, normalize, grad, hess, store,
-               pair_ptr, pi, pj, ph, counts, schedule, n_chunks, want_cost, cost, mu):
+               pair_ptr, pi, pj, ph, counts, schedule, n_chunks, want_cost, cost, mu, split_pairs, block_span):
         n_queries = group_ptr.shape[0] - 1
         for c in prange(n_chunks):
             for t in range(c, n_queries, n_chunks):
                 q = schedule[t]
                 a = group_ptr[q]
                 b = group_ptr[q + 1]
+                if split_blocks(metric, b - a, k, split_pairs, block_span) > 1:
+                    continue
                 p0 = pair_ptr[q]
                 p1 = pair_ptr[q + 1]
                 stored, v = query_lambdas(scores[a:b], labels[a:b], values[a:b], metric, k, sigma, disc,
@@ -409,6 +595,33 @@ def _make_driver(metric):
                                           pi[p0:p1], pj[p0:p1], ph[p0:p1], a, want_cost, mu)
                 counts[q] = stored
                 cost[q] = v
+        for q in range(n_queries):
+            a = group_ptr[q]
+            b = group_ptr[q + 1]
+            n_blocks = split_blocks(metric, b - a, k, split_pairs, block_span)
+            if n_blocks <= 1:
+                continue
+            p0 = pair_ptr[q]
+            p1 = pair_ptr[q + 1]
+            order, work, views, tab, bounds, slots, bg, bh = split_begin(scores[a:b], labels[a:b], values[a:b], metric, k,
+                                                                  sigma, disc, grad[a:b], hess[a:b], store, n_blocks)
+            ends = np.empty(n_blocks, dtype=np.int64)
+            totals = np.empty(n_blocks)
+            costs = np.empty(n_blocks)
+            for j in prange(n_blocks):
+                lo = bounds[j]
+                for r in range(lo, b - a):
+                    bg[j, r] = 0.0
+                    bh[j, r] = 0.0
+                e, tj, cj = _pair_block(lo, bounds[j + 1], metric, sigma, disc, mu, views, tab, bg[j], bh[j],
+                                        want_cost, store, order, a, pi[p0:p1], pj[p0:p1], ph[p0:p1], slots[j])
+                ends[j] = e
+                totals[j] = tj
+                costs[j] = cj
+            stored, v = split_end(order, work, bounds, slots, bg, bh, ends, totals, costs, weights[q], normalize,
+                                  grad[a:b], hess[a:b], store, pi[p0:p1], pj[p0:p1], ph[p0:p1])
+            counts[q] = stored
+            cost[q] = v
 
     return driver
 
@@ -444,7 +657,8 @@ def _make_sampled_driver(metric):
 
 #: registry code -> its driver. Each query is dealt to one of ``n_chunks`` parallel chunks by
 #: ``schedule`` (queries by decreasing cost, round-robin), so uneven list lengths still balance;
-#: each query writes only its own rows and pair slots, so the result does not depend on the threads.
+#: each query writes only its own rows and pair slots, and a long query's blocks are added in block
+#: order, so the result does not depend on the threads.
 DRIVERS = {code: _make_driver(code)
            for code in (NDCG, ERR, MAP, MRR, RANKNET, NDCG_LOSS2, NDCG_LOSS2PP, LABEL_DIFF, GAIN_DIFF,
                         NDCG_LOSS2_TOP, NDCG_LOSS2PP_TOP)}
