@@ -30,6 +30,7 @@ from .._cli import csv_arg
 from .._machine import machine_record
 from .._runner import run_isolated
 from . import THREADS, interleaved, ratio, timings
+from .adapters import _make_data
 
 #: name -> (objective, options): ours, as ``LightGBMObjective(objective, **options)`` / ``XGBoostObjective``
 OBJECTIVES = {
@@ -46,18 +47,11 @@ OBJECTIVES = {
 NATIVE = {"lightgbm": "lambdarank", "xgboost": "rank:ndcg"}
 
 
-def _data(n_rows, seed=0):
-    from lambda_objectives.datasets import make_ranking
-
-    d = make_ranking(max(1, n_rows // 120), docs_per_query=(40, 240), n_features=136, n_informative=24, seed=seed)
-    return d.X, d.y, d.group_ptr
-
-
 def _engine_side(engine, n_rows, rounds, nt, repeats, names):
     """Every objective of ``names`` and the native one in this (fresh) process, trained in turn."""
     import numba
 
-    X, y, ptr = _data(n_rows)
+    X, y, ptr = _make_data(n_rows, 136, 120)  # bench.adapters' MSLR-shaped set
     sizes = np.diff(ptr)
     if engine == "lightgbm":
         import lightgbm as lgb
@@ -71,9 +65,6 @@ def _engine_side(engine, n_rows, rounds, nt, repeats, names):
 
         def train(obj):
             return lgb.train({**p, "objective": obj}, ds, rounds)
-
-        def call(obj, margins):
-            return obj(margins, ds)
         version = lgb.__version__
     else:
         import xgboost as xgb
@@ -89,9 +80,6 @@ def _engine_side(engine, n_rows, rounds, nt, repeats, names):
             if isinstance(obj, str):
                 return xgb.train({**p, "objective": obj}, ds, rounds)
             return xgb.train(p, ds, rounds, obj=obj)
-
-        def call(obj, margins):
-            return obj(margins, ds)
         version = xgb.__version__
     numba.set_num_threads(nt)  # after the objectives, as in a user's script
     fns = {"native": lambda: train(NATIVE[engine])}
@@ -103,7 +91,7 @@ def _engine_side(engine, n_rows, rounds, nt, repeats, names):
     rows = []
     round_native = {k: v / rounds for k, v in t["native"].items() if k in ("min", "median")}
     for n, o in objs.items():
-        g = timings(lambda o=o: call(o, margins), max(3, repeats))
+        g = timings(lambda o=o: o(margins, ds), max(3, repeats))  # the engine's call of our objective
         r = ratio(t[n], t["native"])
         rows.append({"engine": engine, "threads": nt, "objective": n, "train_ratio_min": r["min"],
                      "train_ratio_median": r["median"], "gradient_ms_min": 1e3 * g["min"],
