@@ -292,10 +292,14 @@ class TreeGrower:
                           self._tol + slack, bound)
         best, best_f, best_b = 0.0, -1, -1  # pick's rule: the largest gain > 0, the lowest feature on ties
         order = np.lexsort((np.arange(bound.shape[0]), -bound))
-        batch_size = numba.get_num_threads()
+        # one feature per thread first (most nodes stop there), then a block per thread: a batch's
+        # features share each pass over the pairs (``PAIR_OF_BLOCK``), and the features a batch
+        # builds beyond the one that ends the search cost time, never a different split
+        threads = numba.get_num_threads()
+        batch_size = threads
         pos = 0
         while pos < order.shape[0]:
-            batch = []  # the next features, by decreasing bound, that can still win: one per thread
+            batch = []  # the next features, by decreasing bound, that can still win
             while pos < order.shape[0] and len(batch) < batch_size:
                 f = order[pos]
                 u = bound[f]
@@ -308,6 +312,7 @@ class TreeGrower:
                 batch.append(f)
             if not batch:
                 break
+            batch_size = _hist.PAIR_OF_BLOCK * threads
             self._feature_pair_histograms(node.pset, np.array(batch, dtype=np.int64))
             for f in batch:
                 gain, b = best_bin(node.hist, self.n_bins, f, node.G, node.H, node.N, node.H_exact, self.criterion,

@@ -118,6 +118,59 @@ def test_feature_blocks_sum_as_one_feature_at_a_time(small_ranking, n_features):
 
 
 @pytest.mark.kernel
+@pytest.mark.parametrize("n_features", [3, 8, 9, 17])
+def test_weight_and_pair_kernels_in_feature_blocks_sum_as_one_feature_at_a_time(small_ranking, n_features):
+    """The weight kernels add each row, and the pair kernels each pair, to a block of features in
+    turn (features left over one at a time, ``build_pair_histograms_of`` through whatever subset
+    and order it is given): every bin is the plain loop's sum over the rows or pairs in order, to the
+    last bit, serial and parallel, at 1 and 2 threads."""
+    from lambda_objectives import numba_threads
+
+    X = np.hstack([small_ranking.X, small_ranking.X[:, ::-1], small_ranking.X[:, 1:]])[:, :n_features]
+    binned = BinMapper().fit_transform(X)
+    rng = np.random.default_rng(7)
+    n = binned.shape[0]
+    g, h, w = rng.normal(size=n), rng.uniform(size=n), rng.normal(size=n)
+    rows = np.sort(rng.choice(n, n // 2, replace=False)).astype(np.int64)
+    s = rng.normal(size=n)
+    _, _, p = lambda_gradients(s, small_ranking.y, small_ranking.group_ptr, "ndcg", 10, return_pairs=True)
+    brute_w = np.zeros((n_features, 256))
+    for f in range(n_features):
+        for r in rows:
+            brute_w[f, binned[r, f]] += w[r]
+    brute_max, brute_min = np.zeros((n_features, 256)), np.zeros((n_features, 256))
+    for f in range(n_features):
+        for i, j, x in zip(p.i, p.j, p.h):
+            brute_max[f, max(binned[i, f], binned[j, f])] += x
+            brute_min[f, min(binned[i, f], binned[j, f])] += x
+    plain = new_histogram(n_features)
+    build_histogram(binned, rows, g, h, plain)
+    subsets = [np.arange(n_features)[::-1].copy(), rng.permutation(n_features)[: max(1, n_features - 2)],
+               np.array([n_features - 1]), rng.permutation(n_features)[:5 % n_features + 1]]
+    for threads in (1, 2):
+        with numba_threads(threads):
+            for k in ("", "_serial"):
+                fused, fused_w = new_histogram(n_features), np.full((n_features, 256), np.nan)
+                getattr(hist_module, "build_histogram_and_weights" + k)(binned, rows, g, h, w, fused, fused_w)
+                np.testing.assert_array_equal(fused, plain)
+                np.testing.assert_array_equal(fused_w, brute_w)
+                added = np.zeros((n_features, 256))
+                getattr(hist_module, "add_weight_histogram" + k)(binned, rows, w, added)
+                np.testing.assert_array_equal(added, brute_w)
+                full_max, full_min = np.full((n_features, 256), np.nan), np.full((n_features, 256), np.nan)
+                getattr(hist_module, "build_pair_histograms" + k)(binned, p.i, p.j, p.h, full_max, full_min)
+                np.testing.assert_array_equal(full_max, brute_max)
+                np.testing.assert_array_equal(full_min, brute_min)
+                for some in subsets:
+                    some = some.astype(np.int64)
+                    out_max, out_min = np.full((n_features, 256), np.nan), np.full((n_features, 256), np.nan)
+                    getattr(hist_module, "build_pair_histograms_of" + k)(binned, some, p.i, p.j, p.h, out_max, out_min)
+                    np.testing.assert_array_equal(out_max[some], brute_max[some])
+                    np.testing.assert_array_equal(out_min[some], brute_min[some])
+                    assert np.isnan(np.delete(out_max, some, axis=0)).all()
+
+
+@pytest.mark.kernel
 @pytest.mark.parametrize("serial", [False, True])
 def test_several_columns_in_one_pass_are_bit_identical_to_one_at_a_time(small_ranking, serial):
     """McRank's grades share their root pass (``build_histograms``): each column's histogram is
