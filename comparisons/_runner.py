@@ -33,18 +33,29 @@ def run_isolated(func, *args, **kwargs):
         return pool.submit(func, *args, **kwargs).result()
 
 
-def _run_batch(func, batch, args):
+def _run_batch(func, batch, args, store=None, meta=None):
     """``[(index, result)]`` of ``func`` on each ``(index, config)`` of ``batch`` in turn, and the
     exception that stopped it (``None`` when every config finished): results computed before a
-    failure still reach the store."""
+    failure still reach the store.
+
+    With ``store``, each result is saved as soon as it is computed, by the process computing it:
+    a batch can run for an hour, and a run stopped (or a worker killed) part-way through keeps
+    every cell it finished instead of losing the whole batch.
+    """
     done = []
     for i, cfg in batch:
         try:
-            done.append((i, func(cfg, *args)))
+            res = func(cfg, *args)
         except Exception as exc:  # noqa: BLE001 - handed back to the parent, which raises it
             if hasattr(exc, "add_note"):  # the child's traceback would not survive pickling
                 exc.add_note(f"in the run of {cfg}:\n{traceback.format_exc()}")
             return done, exc
+        if store is not None:
+            try:
+                store.save(cfg, res, meta)
+            except RunError as exc:
+                return done, exc
+        done.append((i, res))
     return done, None
 
 
@@ -125,8 +136,9 @@ def run_grid(configs, func, store, *, args=(), jobs=1, scheduler=None, force=Fal
         log(f"{desc}: reused {reused} stored cell(s) computed with the same configuration, data files (SHA-256), "
             f"code and package versions; --force recomputes them")
 
-    def finished(i, res):
-        store.save(configs[i], res, meta)
+    def finished(i, res, saved=False):
+        if not saved:
+            store.save(configs[i], res, meta)
         store.release(configs[i])
         results[i] = res
         if on_result is not None:
@@ -151,7 +163,7 @@ def run_grid(configs, func, store, *, args=(), jobs=1, scheduler=None, force=Fal
                 def collect(outcome):
                     done, exc = outcome
                     for i, res in done:
-                        finished(i, res)
+                        finished(i, res, saved=True)
                     bar.update(len(done))
                     if exc is not None:
                         raise exc
@@ -160,15 +172,18 @@ def run_grid(configs, func, store, *, args=(), jobs=1, scheduler=None, force=Fal
                     if jobs <= 1 or (isolate and sys.version_info < (3, 11)):
                         call = run_isolated if isolate else (lambda f, *a: f(*a))
                         for batch in batches:
-                            collect(call(_run_batch, func, batch, args))
+                            collect(call(_run_batch, func, batch, args, store, meta))
                     else:
                         ctx = multiprocessing.get_context("spawn")
                         once = {"max_tasks_per_child": 1} if isolate else {}
                         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, **once) as pool:
-                            futures = [pool.submit(_run_batch, func, batch, args) for batch in batches]
+                            futures = [pool.submit(_run_batch, func, batch, args, store, meta) for batch in batches]
                             for fut in as_completed(futures):
                                 collect(fut.result())
                 except BrokenProcessPool:
+                    for i in mine:  # cells the dead worker's batches finished before it died are stored
+                        if i not in results and (res := store.load(configs[i])) is not None:
+                            finished(i, res, saved=True)
                     left = sum(i not in results for i in mine)
                     raise RunError(f"{desc}: a worker process died (killed by a signal, e.g. out of memory) with {left} "
                                    f"of {len(mine)} cells unfinished; the {len(mine) - left} finished are stored in "

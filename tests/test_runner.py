@@ -133,6 +133,30 @@ def test_a_killed_worker_is_one_error_naming_the_store(tmp_path, jobs, isolate):
     assert not list((tmp_path / "runs").glob("*.lock"))  # the unfinished cells' locks are released
 
 
+def die_on_two(cfg, marks):
+    if cfg["x"] == 2:
+        os.kill(os.getpid(), 9)
+    return square(cfg, marks)
+
+
+@pytest.mark.parametrize("jobs, isolate", [(2, False), (1, True), (2, True)])
+def test_a_batch_stopped_part_way_keeps_the_cells_it_finished(tmp_path, jobs, isolate):
+    """A batch is one process computing its cells in turn (an hour of a quality run); a kill
+    part-way through (a stop, the OOM killer) must not lose the cells finished before it."""
+    from comparisons.runstore import RunError
+
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    store = RunStore(tmp_path / "runs", "t")
+    grid = [{"x": i} for i in range(4)]
+    with pytest.raises(RunError, match=r"with 2 of 4 cells unfinished; the 2 finished are stored"):
+        run_grid(grid, die_on_two, store, args=(str(marks),), jobs=jobs, isolate=isolate, batch_by=lambda c: 0)
+    assert [store.load(c) for c in grid] == [{"y": 0}, {"y": 1}, None, None]
+    assert not list((tmp_path / "runs").glob("*.lock"))
+    again = run_grid(grid, square, store, args=(str(marks),))  # the resumed run computes only what is missing
+    assert [r["y"] for _, r in again] == [0, 1, 4, 9] and _computed(marks) == [0, 1, 2, 3]
+
+
 def _read_only(folder, argv):
     """Run ``argv`` with ``folder`` read-only: its modes for a user; root ignores modes, so a read-only
     bind mount in a mount namespace of its own (skipped where that is not allowed)."""
