@@ -64,6 +64,32 @@ def test_every_bench_module_runs_from_the_package():
         assert f"python -m comparisons.bench.{name}" in mod.__doc__
 
 
+@pytest.mark.parametrize("name", bench.MODULES)
+def test_every_bench_module_answers_help_and_refuses_an_unknown_option(name, capsys):
+    """``--help`` prints usage and runs nothing (bench.adapters once parsed its argv by hand and
+    started its 4-minute benchmark on ``--help``); an unknown option is an error, not ignored."""
+    import importlib
+
+    mod = importlib.import_module(f"comparisons.bench.{name}")
+    with pytest.raises(SystemExit) as done:
+        mod.main(["--help"])
+    assert done.value.code == 0 and "usage:" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as done:
+        mod.main(["--no-such-option"])
+    assert done.value.code == 2 and "unrecognized arguments: --no-such-option" in capsys.readouterr().err
+
+
+def test_adapter_benchmark_runs_only_the_configurations_asked_for():
+    from comparisons.bench import adapters
+
+    with pytest.raises(SystemExit):
+        adapters.main(["--runs", "xgboost-sideways"])
+    with pytest.raises(SystemExit):
+        adapters.main(["--rows", "0"])
+    r = adapters.run(quick=True, repeats=1, rows=600, rounds=1, runs=["lightgbm"], threads=[1])
+    assert [(x["engine"], x["threads"], x["imports"]) for x in r["runs"]] == [("lightgbm", 1, "lightgbm only")]
+
+
 def test_adapter_benchmark_reports_min_and_median_ratios_per_thread_count():
     from comparisons.bench import adapters
 

@@ -18,14 +18,16 @@ LightGBM runs twice: alone, and in a process with both engines where an XGBoost 
 (numba joined XGBoost's runtime: the price of that choice).
 ``run(quick=True)`` uses 20K rows and 5 rounds.
 
-Usage: ``python -m comparisons.bench.adapters [--quick] [--repeats N] [--rows N] [--rounds N]``
-(``--rows``/``--rounds`` override the data size and rounds ``--quick`` or the default pick); ``--profile`` prints where
+Usage: ``python -m comparisons.bench.adapters [--quick] [--repeats N] [--rows N] [--rounds N] [--runs NAME ...]
+[--threads N ...]`` (``--rows``/``--rounds`` override the data size and rounds ``--quick`` or the default pick;
+``--runs`` picks some of the configurations of :data:`RUN_NAMES`, e.g. ``--runs xgboost-lightgbm-first
+xgboost-xgboost-first`` for issue #34's item 6 alone); ``--profile`` prints where
 one round of ours goes (our callback timed inside training, the rest of the round, and the
 callback's parts alone: the engine's hand-over, the cache check, our kernel, the Hessian check)
 beside the whole round of both objectives, at 1 and 2 threads.
 """
 
-import sys
+import argparse
 import time
 
 import numpy as np
@@ -240,13 +242,18 @@ CONFIGS = (("lightgbm", True, (), False), ("xgboost", True, (), False), ("xgboos
            ("xgboost", True, ("lightgbm", "xgboost"), False), ("xgboost", True, ("xgboost", "lightgbm"), False),
            ("lightgbm", True, ("lightgbm", "xgboost"), True))
 
+#: the command line's name of each configuration of :data:`CONFIGS`, in that order
+RUN_NAMES = ("lightgbm", "xgboost", "xgboost-two-runtimes", "xgboost-lightgbm-first", "xgboost-xgboost-first",
+             "lightgbm-after-xgboost")
 
-def run(quick: bool = False, repeats=None, rows=None, rounds=None) -> dict:
+
+def run(quick: bool = False, repeats=None, rows=None, rounds=None, runs=None, threads=None) -> dict:
     """Run the benchmark; returns timings, ratios, parity checks and a machine record.
 
     Each (engine, threads, configuration of :data:`CONFIGS`) runs in its own fresh process (LightGBM
     and XGBoost ship different OpenMP runtimes; which one numba joins is decided once per process);
-    native and ours alternate in that process. ``rows`` and ``rounds`` override the sizes ``quick`` picks.
+    native and ours alternate in that process. ``rows`` and ``rounds`` override the sizes ``quick`` picks;
+    ``runs`` (names of :data:`RUN_NAMES`) and ``threads`` restrict the configurations and thread counts.
     """
     from .._machine import machine_record
     from .._runner import run_isolated
@@ -255,17 +262,34 @@ def run(quick: bool = False, repeats=None, rows=None, rounds=None) -> dict:
     repeats = repeats or (2 if quick else 5)
     # XGBoost alone twice: numba on XGBoost's OpenMP runtime (what a user gets) and on its own (the
     # cause); then with both engines imported, in either order; and LightGBM after an XGBoost objective
+    chosen = [cfg for name, cfg in zip(RUN_NAMES, CONFIGS) if runs is None or name in runs]
     runs = [run_isolated(_engine_pair, engine, quick, nt, repeats, share, imports, rows, rounds, first)
-            for nt in THREADS for engine, share, imports, first in CONFIGS]
+            for nt in (threads or THREADS) for engine, share, imports, first in chosen]
     first = runs[0]
     return {"rows": first["rows"], "features": 136, "queries": first["queries"], "rounds": first["rounds"],
             "runs": runs, "machine": machine_record()}
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    if "--profile" in argv:
-        rows = profile(20_000 if "--quick" in argv else 170_000, 5 if "--quick" in argv else 30)
+    p = argparse.ArgumentParser(prog="python -m comparisons.bench.adapters", description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="20K rows, 5 rounds, 2 repeats (a smoke run)")
+    p.add_argument("--profile", action="store_true",
+                   help="where one round of ours goes (callback inside training, its parts alone) instead")
+    p.add_argument("--repeats", type=int, help="trainings of each objective per run (default 5; --quick 2)")
+    p.add_argument("--rows", type=int, help="rows of the MSLR-shaped set (default 170,000; --quick 20,000)")
+    p.add_argument("--rounds", type=int, help="boosting rounds (default 30; --quick 5)")
+    p.add_argument("--runs", nargs="+", choices=RUN_NAMES, metavar="NAME",
+                   help="only these configurations: " + ", ".join(RUN_NAMES) + " (default all)")
+    p.add_argument("--threads", nargs="+", type=int, metavar="N", help="thread counts (default 1 and 2)")
+    a = p.parse_args(argv)
+    for name in ("repeats", "rows", "rounds"):
+        if getattr(a, name) is not None and getattr(a, name) < 1:
+            p.error(f"--{name} takes a number >= 1, got {getattr(a, name)}")
+    if a.threads is not None and min(a.threads) < 1:
+        p.error(f"--threads takes numbers >= 1, got {a.threads}")
+    if a.profile:
+        rows = profile(a.rows or (20_000 if a.quick else 170_000), a.rounds or (5 if a.quick else 30),
+                       tuple(a.threads or (1, 2)))
         for r in rows:
             extra = r["ours_round_s"] - r["native_round_s"]
             print(f"{r['engine']} {r['threads']} thread(s), {r['rows']} rows: round native {1e3 * r['native_round_s']:.1f} ms, "
@@ -274,10 +298,7 @@ def main(argv=None):
             for name, sec in r["parts_s"].items():
                 print(f"    {name:<54} {1e3 * sec:8.2f} ms")
         return rows
-    def option(name):
-        return int(argv[argv.index(name) + 1]) if name in argv else None
-
-    res = run(quick="--quick" in argv, repeats=option("--repeats"), rows=option("--rows"), rounds=option("--rounds"))
+    res = run(quick=a.quick, repeats=a.repeats, rows=a.rows, rounds=a.rounds, runs=a.runs, threads=a.threads)
     print(f"bench.adapters: {res['rows']} rows x {res['features']} features, {res['queries']} queries, "
           f"{res['rounds']} rounds, {res['runs'][0]['repeats']} repeats (ours and native in turn)")
     print(f"{'engine':>9} {'threads':>7} {'native s min/med':>17} {'ours s min/med':>15} {'ours/native min/med':>20} "
