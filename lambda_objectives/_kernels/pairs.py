@@ -454,6 +454,18 @@ def query_lambdas_sampled(s, lab, val, metric, k, sigma, disc, weight, normalize
     lab_all = lr[by_all]
     by_top = np.argsort(lr[:kk], kind="mergesort") if top_only else by_all[:0]
     lab_top = lr[:kk][by_top]
+    # each position's label block in ``lab_all``, in one pass (a binary search per document cost
+    # more than the pair it draws)
+    blk = np.empty(2 * n, dtype=np.int64)
+    i0 = 0
+    while i0 < n:
+        i1 = i0 + 1
+        while i1 < n and lab_all[i1] == lab_all[i0]:
+            i1 += 1
+        for i in range(i0, i1):
+            blk[2 * by_all[i]] = i0
+            blk[2 * by_all[i] + 1] = i1
+        i0 = i1
 
     count = 0
     total = 0.0
@@ -465,7 +477,8 @@ def query_lambdas_sampled(s, lab, val, metric, k, sigma, disc, weight, normalize
             lo, hi = _pool(lab_top, lr[r])
         else:
             pool = by_all
-            lo, hi = _pool(lab_all, lr[r])
+            lo = blk[2 * r]
+            hi = blk[2 * r + 1]
         size = pool.shape[0] - (hi - lo)
         if size == 0:
             continue
