@@ -19,6 +19,8 @@ COMMANDS = {
     "quality": ("comparisons.quality", "which objective trains the best ranker: engines × objectives × data sets, "
                                        "with paired tests"),
     "paper": ("comparisons.paper", "SE vs OLE after Xia, Zhai & Wang (tables, Figure 2) on a LETOR folder"),
+    "long-lists": ("comparisons.long_lists", "what full-list, truncated and sampled pairs reach on long queries "
+                                             "(paired over test queries)"),
 }
 
 
