@@ -46,3 +46,19 @@ def test_cutoff_ideal_dcg_and_gains():
         document_gains(np.array([2.0]), label_gain=[0.0, 1.0])
     with pytest.raises(ValueError, match="gain must be"):
         document_gains(np.array([1.0]), "cubic")
+
+
+def test_stable_order_asc_is_the_merge_sort_by_counting_or_by_falling_back():
+    from lambda_objectives._kernels.ranking import stable_order_asc
+
+    rng = np.random.default_rng(3)
+    cases = [np.array([], dtype=np.float64), np.array([2.0]), np.array([-0.0, 0.0, -0.0, 1.0, 0.0]),
+             rng.integers(0, 5, 1000).astype(np.float64),  # graded: counted
+             rng.integers(0, 256, 3000).astype(np.float64),  # the largest counted grade
+             np.r_[rng.integers(0, 5, 50), 256].astype(np.float64),  # one grade past the table: merge sort
+             rng.integers(0, 3, 200) + 0.5,  # fractional: merge sort
+             np.r_[rng.integers(0, 4, 60), -1].astype(np.float64)]  # negative: merge sort
+    for v in cases:
+        got = stable_order_asc(v)
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, np.argsort(v, kind="mergesort"))

@@ -39,7 +39,7 @@ from .ap import ap_delta, relevance_prefix
 from .err import err_advance, err_delta, err_delta_any, err_prefix, err_suffix
 from .lambdaloss import gap_deltas, ndcg_loss2_weight, ndcg_loss2pp_weight
 from .ndcg import ndcg_delta, ndcg_inverse_ideal
-from .ranking import cutoff, stable_order_desc
+from .ranking import cutoff, stable_order_asc, stable_order_desc
 from .rr import rr_delta
 from .yetirank import content_key, query_key, uniform53
 
@@ -450,9 +450,9 @@ def query_lambdas_sampled(s, lab, val, metric, k, sigma, disc, weight, normalize
     # partner pools: positions sorted by label (ties by position), all n or only the top kk
     # (below the cut-off of a top-k objective every pair without a top-k member weighs 0)
     top_only = kk < n and not (metric == NDCG_LOSS2 or metric == NDCG_LOSS2PP)
-    by_all = np.argsort(lr, kind="mergesort")
+    by_all = stable_order_asc(lr)
     lab_all = lr[by_all]
-    by_top = np.argsort(lr[:kk], kind="mergesort") if top_only else by_all[:0]
+    by_top = stable_order_asc(lr[:kk]) if top_only else by_all[:0]
     lab_top = lr[:kk][by_top]
     # each position's label block in ``lab_all``, in one pass (a binary search per document cost
     # more than the pair it draws)

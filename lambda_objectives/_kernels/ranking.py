@@ -39,6 +39,34 @@ def stable_order_desc(s):
     return order
 
 
+#: labels below this (whole numbers >= 0) are ordered by counting in :func:`stable_order_asc`
+_COUNTING_LABELS = 256
+
+
+@njit(cache=True)
+def stable_order_asc(v):
+    """Indices that sort ``v`` ascending, ties in input order (stable): ``np.argsort(v, kind="mergesort")``.
+
+    Graded labels (whole numbers in ``[0, 256)``) are ordered by counting, O(n + 256), the same
+    permutation as the merge sort; anything else falls back to the merge sort.
+    """
+    n = v.shape[0]
+    counts = np.zeros(_COUNTING_LABELS + 1, dtype=np.int64)
+    for i in range(n):
+        x = v[i]
+        if not (x >= 0.0 and x < _COUNTING_LABELS and x == math.floor(x)):
+            return np.argsort(v, kind="mergesort")
+        counts[int(x) + 1] += 1
+    for c in range(_COUNTING_LABELS):
+        counts[c + 1] += counts[c]
+    order = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        c = int(v[i])
+        order[counts[c]] = i
+        counts[c] += 1
+    return order
+
+
 @njit(cache=True)
 def cutoff(n, k):
     """The number of positions a metric@k looks at: ``min(k, n)``, ``n`` when ``k <= 0``."""
