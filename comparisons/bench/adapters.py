@@ -271,22 +271,19 @@ def run(quick: bool = False, repeats=None, rows=None, rounds=None, runs=None, th
 
 
 def main(argv=None):
+    from .._cli import positive_int
+
     p = argparse.ArgumentParser(prog="python -m comparisons.bench.adapters", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="20K rows, 5 rounds, 2 repeats (a smoke run)")
     p.add_argument("--profile", action="store_true",
                    help="where one round of ours goes (callback inside training, its parts alone) instead")
-    p.add_argument("--repeats", type=int, help="trainings of each objective per run (default 5; --quick 2)")
-    p.add_argument("--rows", type=int, help="rows of the MSLR-shaped set (default 170,000; --quick 20,000)")
-    p.add_argument("--rounds", type=int, help="boosting rounds (default 30; --quick 5)")
+    p.add_argument("--repeats", type=positive_int, help="trainings of each objective per run (default 5; --quick 2)")
+    p.add_argument("--rows", type=positive_int, help="rows of the MSLR-shaped set (default 170,000; --quick 20,000)")
+    p.add_argument("--rounds", type=positive_int, help="boosting rounds (default 30; --quick 5)")
     p.add_argument("--runs", nargs="+", choices=RUN_NAMES, metavar="NAME",
                    help="only these configurations: " + ", ".join(RUN_NAMES) + " (default all)")
-    p.add_argument("--threads", nargs="+", type=int, metavar="N", help="thread counts (default 1 and 2)")
+    p.add_argument("--threads", nargs="+", type=positive_int, metavar="N", help="thread counts (default 1 and 2)")
     a = p.parse_args(argv)
-    for name in ("repeats", "rows", "rounds"):
-        if getattr(a, name) is not None and getattr(a, name) < 1:
-            p.error(f"--{name} takes a number >= 1, got {getattr(a, name)}")
-    if a.threads is not None and min(a.threads) < 1:
-        p.error(f"--threads takes numbers >= 1, got {a.threads}")
     if a.profile:
         rows = profile(a.rows or (20_000 if a.quick else 170_000), a.rounds or (5 if a.quick else 30),
                        tuple(a.threads or (1, 2)))
