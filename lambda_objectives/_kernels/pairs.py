@@ -309,7 +309,7 @@ def block_slots(lr, bounds):
     pairs with different labels, ``Σ_{bounds[j] <= a < bounds[j+1]}`` (documents below ``a`` with
     another label), so blocks write apart and are then packed in block order: today's slot order."""
     n = lr.shape[0]
-    by = np.argsort(lr, kind="mergesort")  # stable: a label's positions ascending
+    by = stable_order_asc(lr)  # stable: a label's positions ascending
     unequal = np.empty(n, dtype=np.int64)
     i = 0
     while i < n:
