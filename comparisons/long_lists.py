@@ -48,6 +48,17 @@ def _data(n_queries, docs, seed):
     return train, vali, test
 
 
+def _describe(n_queries, docs, seed, train, vali, test):
+    """The data set's line of the report: sizes, test list lengths, test queries without a relevant document."""
+    sizes = np.diff(test.group_ptr)
+    return {"queries": [train.n_queries, vali.n_queries, test.n_queries],
+            "test_queries_without_relevant": int(np.sum(np.maximum.reduceat(test.y, test.group_ptr[:-1]) == 0)),
+            "rows": [int(train.y.shape[0]), int(vali.y.shape[0]), int(test.y.shape[0])],
+            "docs_per_query": [int(sizes.min()), float(sizes.mean()), int(sizes.max())],
+            "generator": f"make_ranking({n_queries}, docs_per_query=({max(2, docs // 2)}, {2 * docs}), "
+                         f"n_features=30, seed={seed})"}
+
+
 def _per_query(scores, d):
     from lambda_objectives import metric_values
 
@@ -55,7 +66,8 @@ def _per_query(scores, d):
 
 
 def lightgbm_systems(n_queries, docs, rounds, seed, threads):
-    """Ours (full, @10, sampled m = 1 and 4) and native ``lambdarank`` in LightGBM, in this process."""
+    """Ours (full, @10, sampled m = 1 and 4) and native ``lambdarank`` in LightGBM, in this process:
+    ``(the data set's description, one record per system)``."""
     import lightgbm as lgb
 
     from lambda_objectives import LightGBMObjective, lightgbm_metric
@@ -71,6 +83,10 @@ def lightgbm_systems(n_queries, docs, rounds, seed, threads):
                                                                  **sampled)),
         ("LightGBM native lambdarank", lambda: "lambdarank"),
     ]
+    # binned once, shared by every system (the objective is not a data-set parameter)
+    dtrain = lgb.Dataset(train.X, train.y, group=np.diff(train.group_ptr), params={"max_bin": 255, "verbose": -1},
+                         free_raw_data=False)
+    dvali = lgb.Dataset(vali.X, vali.y, group=np.diff(vali.group_ptr), reference=dtrain, free_raw_data=False)
     out = []
     for name, make in systems:
         params = {"objective": make(), "num_leaves": 31, "learning_rate": 0.1, "min_data_in_leaf": 20,
@@ -78,8 +94,6 @@ def lightgbm_systems(n_queries, docs, rounds, seed, threads):
                   "deterministic": True, "force_row_wise": True}
 
         def fit(n_rounds, params=params):
-            dtrain = lgb.Dataset(train.X, train.y, group=np.diff(train.group_ptr))
-            dvali = lgb.Dataset(vali.X, vali.y, group=np.diff(vali.group_ptr), reference=dtrain)
             return lgb.train(params, dtrain, n_rounds, valid_sets=[dvali], feval=lightgbm_metric("ndcg@10"),
                              callbacks=[lgb.early_stopping(PATIENCE, verbose=False)])
 
@@ -94,7 +108,7 @@ def lightgbm_systems(n_queries, docs, rounds, seed, threads):
         log(f"long-lists: {name}: best iteration {best}, {seconds:.0f} s")
         out.append({"system": name, "engine": "lightgbm", "best_iteration": int(best), "seconds": seconds,
                     "per_query": _per_query(scores, test)})
-    return out
+    return _describe(n_queries, docs, seed, train, vali, test), out
 
 
 def xgboost_systems(n_queries, docs, rounds, seed, threads):
@@ -155,18 +169,10 @@ def run_long_lists(n_queries=200, docs=1000, rounds=300, seed=0, threads=2):
     """Both engines' systems (each engine in a fresh process) and the comparison table."""
     log(f"long-lists: {n_queries} queries of {max(2, docs // 2)}-{2 * docs} documents, up to {rounds} rounds, "
         f"{threads} threads: LightGBM systems")
-    systems = run_isolated(lightgbm_systems, n_queries, docs, rounds, seed, threads)
+    data, systems = run_isolated(lightgbm_systems, n_queries, docs, rounds, seed, threads)
     log("long-lists: XGBoost systems")
     systems += run_isolated(xgboost_systems, n_queries, docs, rounds, seed, threads)
-    train, vali, test = _data(n_queries, docs, seed)
-    empty = int(np.sum(np.maximum.reduceat(test.y, test.group_ptr[:-1]) == 0))
-    return {"data": {"queries": [train.n_queries, vali.n_queries, test.n_queries], "test_queries_without_relevant": empty,
-                     "rows": [int(train.y.shape[0]), int(vali.y.shape[0]), int(test.y.shape[0])],
-                     "docs_per_query": [int(np.diff(test.group_ptr).min()), float(np.diff(test.group_ptr).mean()),
-                                        int(np.diff(test.group_ptr).max())],
-                     "generator": f"make_ranking({n_queries}, docs_per_query=({max(2, docs // 2)}, {2 * docs}), "
-                                  f"n_features=30, seed={seed})"},
-            "rounds": rounds, "seed": seed, "threads": threads, "patience": PATIENCE,
+    return {"data": data, "rounds": rounds, "seed": seed, "threads": threads, "patience": PATIENCE,
             "rows": compare(systems), "machine": machine_record()}
 
 
