@@ -21,6 +21,36 @@ def test_stable_order_is_descending_with_ties_in_input_order(n):
     np.testing.assert_array_equal(stable_order_desc(s), sorted(range(n), key=lambda i: (-s[i], i)))
 
 
+def test_stable_order_desc_is_the_merge_sort_at_every_size_and_on_awkward_scores():
+    # insertion (<= 48), merge (<= 256) and radix (above) paths must give one permutation:
+    # np.argsort(-s, kind="mergesort"), with -0.0 tying 0.0, infinities at the ends and NaN last
+    rng = np.random.default_rng(11)
+    cases = []
+    for n in (48, 49, 256, 257, 1025, 20_000):
+        cases.append(rng.normal(size=n))
+        cases.append(np.round(rng.normal(size=n), 1))  # many ties
+    mixed = rng.normal(size=4000)
+    mixed[::5], mixed[1::5] = 0.0, -0.0
+    mixed[7], mixed[8], mixed[9] = np.inf, -np.inf, 5e-324
+    cases += [mixed, np.full(2000, -3.5), np.r_[np.full(1500, 2.0), 1.0], rng.integers(-3, 4, 5000) * 1e300,
+              np.exp2(rng.integers(0, 5, 5000).astype(np.float64)) - 1.0,  # graded gains: few bits differ
+              np.r_[rng.normal(size=2000), np.nan, rng.normal(size=10)]]
+    for s in cases:
+        got = stable_order_desc(s)
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, np.argsort(-s, kind="mergesort"))
+
+
+def test_ideal_dcg_is_the_descending_sort_at_every_size():
+    rng = np.random.default_rng(5)
+    for n in (3, 60, 3000):
+        g = np.exp2(rng.integers(0, 5, n).astype(np.float64)) - 1.0
+        disc = discount_table(n)
+        for k in (0, 1, 10):
+            kk = n if k == 0 else min(k, n)
+            assert ideal_dcg(g, k, disc) == sum(np.sort(g)[::-1][:kk] * disc[:kk])
+
+
 def test_discount_table_is_the_definition_with_libms_scalar_log2_bit_for_bit():
     # libm's scalar log2 is what LightGBM and XGBoost build their tables with; numpy's vectorised
     # log2 may take a SIMD path that differs by one ulp on some CPUs (7 of 100,000 here)

@@ -19,12 +19,25 @@ from numba import njit
 from .._config import FLOAT
 
 _INSERTION_MAX = 48  # below this an insertion sort beats argsort's negation copy and merge buffers
+#: above this many scores the radix sort beats numba's merge sort (2026-11-27, 2 cores, one thread,
+#: 20,000 normal scores in queries of n, ms in all: n = 256 equal at 1.2; 512: 0.65 against 1.48;
+#: 1,000: 0.59 against 1.61; 128: 1.67 against 0.95)
+_RADIX_MIN = 256
+_RADIX_BITS = 11  # at most this many key bits per pass: 2,048 counters, six passes for a full key
 
 
 @njit(cache=True)
 def stable_order_desc(s):
-    """Indices that sort ``s`` descending, ties in input order (stable)."""
+    """Indices that sort ``s`` descending, ties in input order (stable).
+
+    The permutation of ``np.argsort(-s, kind="mergesort")`` (``-0.0`` ties ``0.0``; NaN last): an
+    insertion sort for short lists, numba's merge sort for middling ones and, above ``_RADIX_MIN``
+    scores, a least-significant-digit radix sort of the scores' bit patterns (:func:`_radix_order_desc`).
+    A stable order is unique, so the three give the same indices.
+    """
     n = s.shape[0]
+    if n > _RADIX_MIN:
+        return _radix_order_desc(s)
     if n > _INSERTION_MAX:
         return np.argsort(-s, kind="mergesort")
     order = np.empty(n, dtype=np.int64)
@@ -36,6 +49,69 @@ def stable_order_desc(s):
             order[j] = order[j - 1]
             j -= 1
         order[j] = i
+    return order
+
+
+@njit(cache=True)
+def _radix_order_desc(s):
+    """:func:`stable_order_desc` by an LSD radix sort, O(n) per pass.
+
+    Each float64 becomes a uint64 key whose ascending order is the scores' descending order: the
+    sign bit set (negative) keeps its bits, otherwise every bit but the sign is flipped; ``s + 0.0``
+    first turns ``-0.0`` into ``0.0`` so the two tie. Only the bits that differ between keys are
+    sorted on, in passes of at most ``_RADIX_BITS`` bits (graded gains differ in a dozen bits: one or
+    two passes). Each pass is a stable counting sort, so equal keys keep input order. A NaN falls
+    back to the merge sort, which puts it last.
+    """
+    n = s.shape[0]
+    bits = (s + 0.0).view(np.uint64)
+    sign = np.uint64(0x8000000000000000)
+    rest = np.uint64(0x7FFFFFFFFFFFFFFF)
+    key = np.empty(n, dtype=np.uint64)
+    for i in range(n):
+        if s[i] != s[i]:
+            return np.argsort(-s, kind="mergesort")
+        b = bits[i]
+        key[i] = b if b & sign else b ^ rest
+    differ = np.uint64(0)
+    for i in range(n):
+        differ |= key[i] ^ key[0]
+    order = np.arange(n)
+    if differ == 0:
+        return order
+    lo = 0
+    while not (differ >> np.uint64(lo)) & np.uint64(1):
+        lo += 1
+    hi = 63
+    while not (differ >> np.uint64(hi)) & np.uint64(1):
+        hi -= 1
+    passes = (hi - lo + _RADIX_BITS) // _RADIX_BITS
+    width = (hi - lo + passes) // passes  # ceil(span / passes): passes of equal width
+    mask = np.uint64((1 << width) - 1)
+    counts = np.zeros((passes, 1 << width), dtype=np.int64)
+    for i in range(n):
+        k = key[i] >> np.uint64(lo)
+        for p in range(passes):
+            counts[p, (k >> np.uint64(p * width)) & mask] += 1
+    key2 = np.empty(n, dtype=np.uint64)
+    order2 = np.empty(n, dtype=np.int64)
+    for p in range(passes):
+        start = counts[p]
+        total = 0
+        for d in range(start.shape[0]):
+            c = start[d]
+            start[d] = total
+            total += c
+        shift = np.uint64(lo + p * width)
+        for i in range(n):
+            k = key[i]
+            d = (k >> shift) & mask
+            j = start[d]
+            start[d] = j + 1
+            key2[j] = k
+            order2[j] = order[i]
+        key, key2 = key2, key
+        order, order2 = order2, order
     return order
 
 
@@ -118,7 +194,7 @@ def dcg_in_order(values, order, kk, disc):
 @njit(cache=True)
 def ideal_dcg(gains, k, disc):
     """IDCG@k: the DCG@k of ``gains`` sorted descending (0 when every gain is 0)."""
-    ideal = np.sort(gains)[::-1]
+    ideal = gains[stable_order_desc(gains)]
     kk = cutoff(ideal.shape[0], k)
     total = 0.0
     for r in range(kk):
