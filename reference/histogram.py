@@ -158,6 +158,18 @@ def subtract_histogram(parent, child, out):
 PAIR_FEATURE_BLOCK = 8
 
 
+@njit(cache=True, inline="always")
+def _add_pair(out_max, out_min, f, bi, bj, x):
+    """The pair rule, its one home: the weight ``x`` of a pair whose documents fall in bins ``bi`` and
+    ``bj`` of feature ``f`` goes to ``out_max[f, max(bi, bj)]`` and ``out_min[f, min(bi, bj)]``."""
+    if bi >= bj:
+        out_max[f, bi] += x
+        out_min[f, bj] += x
+    else:
+        out_max[f, bj] += x
+        out_min[f, bi] += x
+
+
 @njit(cache=True, parallel=True)
 def build_pair_histograms(binned, pi, pj, ph, out_max, out_min):
     """For exact OLE: per feature, Σ h_ij of the node's pairs by the larger and by the smaller
@@ -185,58 +197,27 @@ def build_pair_histograms(binned, pi, pj, ph, out_max, out_min):
                 c = pj[t]
                 x = ph[t]
                 for j in range(PAIR_FEATURE_BLOCK):
-                    bi = binned[a, f0 + j]
-                    bj = binned[c, f0 + j]
-                    if bi >= bj:
-                        out_max[f0 + j, bi] += x
-                        out_min[f0 + j, bj] += x
-                    else:
-                        out_max[f0 + j, bj] += x
-                        out_min[f0 + j, bi] += x
+                    _add_pair(out_max, out_min, f0 + j, binned[a, f0 + j], binned[c, f0 + j], x)
         else:
             for f in range(f0, f1):
                 for t in range(pi.shape[0]):
-                    bi = binned[pi[t], f]
-                    bj = binned[pj[t], f]
-                    if bi >= bj:
-                        out_max[f, bi] += ph[t]
-                        out_min[f, bj] += ph[t]
-                    else:
-                        out_max[f, bj] += ph[t]
-                        out_min[f, bi] += ph[t]
+                    _add_pair(out_max, out_min, f, binned[pi[t], f], binned[pj[t], f], ph[t])
 
 
 @njit(cache=True)
 def build_pair_histogram_feature(binned, f, pi, pj, ph, out_max, out_min):
-    """One feature of :func:`build_pair_histograms` (``out_max``/``out_min`` of shape (N_BINS,)):
-    every bin summed over the pairs in order, so the same sums to the last bit; exact OLE builds
-    the pair histograms of a node only for the features that can still win."""
+    """One feature of :func:`build_pair_histograms` into row ``f`` of ``out_max``/``out_min`` (the
+    other rows untouched): every bin summed over the pairs in order, so the same sums to the last
+    bit; exact OLE builds the pair histograms of a node only for the features that can still win."""
     for b in range(N_BINS):
-        out_max[b] = 0.0
-        out_min[b] = 0.0
+        out_max[f, b] = 0.0
+        out_min[f, b] = 0.0
     for t in range(pi.shape[0]):
-        bi = binned[pi[t], f]
-        bj = binned[pj[t], f]
-        if bi >= bj:
-            out_max[bi] += ph[t]
-            out_min[bj] += ph[t]
-        else:
-            out_max[bj] += ph[t]
-            out_min[bi] += ph[t]
+        _add_pair(out_max, out_min, f, binned[pi[t], f], binned[pj[t], f], ph[t])
 
 
 #: Features one ``prange`` task of :func:`build_pair_histograms_of` accumulates together.
 PAIR_OF_BLOCK = 4
-
-
-@njit(cache=True, inline="always")
-def _add_pair(out_max, out_min, f, bi, bj, x):
-    if bi >= bj:
-        out_max[f, bi] += x
-        out_min[f, bj] += x
-    else:
-        out_max[f, bj] += x
-        out_min[f, bi] += x
 
 
 @njit(cache=True, parallel=True)
@@ -253,7 +234,7 @@ def build_pair_histograms_of(binned, features, pi, pj, ph, out_max, out_min):
     for k in prange(n_blocks + n_rest):
         if k >= n_blocks:
             f = features[n_blocks * PAIR_OF_BLOCK + k - n_blocks]
-            build_pair_histogram_feature(binned, f, pi, pj, ph, out_max[f], out_min[f])
+            build_pair_histogram_feature(binned, f, pi, pj, ph, out_max, out_min)
             continue
         f0 = features[PAIR_OF_BLOCK * k]
         f1 = features[PAIR_OF_BLOCK * k + 1]
