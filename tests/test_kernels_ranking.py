@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from lambda_objectives._kernels.ranking import (
+    _radix_order_desc,
     cutoff,
     discount_table,
     document_gains,
@@ -39,16 +40,22 @@ def test_stable_order_desc_is_the_merge_sort_at_every_size_and_on_awkward_scores
         got = stable_order_desc(s)
         assert got.dtype == np.int64
         np.testing.assert_array_equal(got, np.argsort(-s, kind="mergesort"))
+        for cap in (1, 2):  # over the cap of passes: the merge sort, the same permutation
+            np.testing.assert_array_equal(_radix_order_desc(s, cap), got)
 
 
 def test_ideal_dcg_is_the_descending_sort_at_every_size():
     rng = np.random.default_rng(5)
-    for n in (3, 60, 3000):
+    for n in (3, 60, 200, 3000):
         g = np.exp2(rng.integers(0, 5, n).astype(np.float64)) - 1.0
         disc = discount_table(n)
         for k in (0, 1, 10):
             kk = n if k == 0 else min(k, n)
             assert ideal_dcg(g, k, disc) == sum(np.sort(g)[::-1][:kk] * disc[:kk])
+    # real-valued gains need more than two radix passes: the merge sort, the same sum
+    g = rng.random(120) * 5.0
+    disc = discount_table(120)
+    assert ideal_dcg(g, 0, disc) == sum(np.sort(g)[::-1] * disc)
 
 
 def test_discount_table_is_the_definition_with_libms_scalar_log2_bit_for_bit():
