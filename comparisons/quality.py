@@ -195,9 +195,50 @@ def _ours_options(spec, seed):
 STOCHASTIC = ("xendcg", "yetirank", "plrank")
 
 
+class _Seen:
+    """What an XGBoost training has done so far: its booster, its rounds and its best validation
+    NDCG@10 iteration (1-based, the first of equal scores, as its early stopping keeps it), so that a
+    training which *diverges* stops there as early stopping would.
+
+    Divergence: Newton leaf values ``−G/H`` from vanishing Hessians (XGBoost's grid allows
+    ``min_child_weight = 0`` and ``reg_lambda = 0``) can grow until the scores overflow, and our
+    objectives then refuse them with a ``ValueError``. (LightGBM's leaves keep its default
+    ``min_sum_hessian_in_leaf = 1e-3``; a LightGBM training that failed would still raise.) :meth:`diverged` keeps the training's best iteration before
+    that point when the training scores really are non-finite, and re-raises anything else.
+    """
+
+    def __init__(self):
+        self.model, self.rounds, self.best, self.score = None, 0, 0, -np.inf
+
+    def _after(self, model, rounds, score):
+        self.model, self.rounds = model, rounds
+        if score > self.score:
+            self.best, self.score = rounds, score
+
+    def xgboost(self):
+        import xgboost as xgb
+
+        seen = self
+
+        class _Callback(xgb.callback.TrainingCallback):
+            def after_iteration(self, model, epoch, evals_log):
+                seen._after(model, epoch + 1, evals_log["valid"]["ndcg@10"][-1])
+                return False
+
+        return _Callback()
+
+    def diverged(self, exc, train_margins):
+        """The booster after ``exc`` if its training scores ``train_margins(booster)`` are
+        non-finite and it has a best iteration; else ``exc`` again."""
+        if self.model is None or self.best == 0 or np.all(np.isfinite(train_margins(self.model))):
+            raise exc
+        return self.model
+
+
 def _train(engine, spec, tr, va, hp, rounds, patience, seed):
     """Train one configuration ``hp`` (the engine's own parameter names, see :data:`SPACE`) with
-    early stopping on validation NDCG@10; return (predict function, best iteration, round cap)."""
+    early stopping on validation NDCG@10; return (predict function, best iteration, the round at
+    which it diverged or ``None``: :class:`_Seen`)."""
     kind = spec[0]
     if engine == "lightgbm":
         import lightgbm as lgb
@@ -216,7 +257,7 @@ def _train(engine, spec, tr, va, hp, rounds, patience, seed):
         dva = lgb.Dataset(va.X, va.y, group=va.group, reference=dtr)
         b = lgb.train(p, dtr, rounds, valid_sets=[dva], callbacks=[lgb.early_stopping(patience, verbose=False)])
         best = b.best_iteration or rounds
-        return (lambda X: b.predict(X, num_iteration=best)), best
+        return (lambda X: b.predict(X, num_iteration=best)), best, None
     if engine == "xgboost":
         import xgboost as xgb
 
@@ -226,16 +267,23 @@ def _train(engine, spec, tr, va, hp, rounds, patience, seed):
         dtr = xgb.DMatrix(tr.X, tr.y, group=tr.group)
         dva = xgb.DMatrix(va.X, va.y, group=va.group)
         stop = xgb.callback.EarlyStopping(rounds=patience, metric_name="ndcg@10", maximize=True, save_best=False)
-        if kind == "ours":
-            obj = XGBoostObjective(spec[1], **_ours_options(spec, seed))
-            p = dict(obj.params(**p), eval_metric="ndcg@10")  # the grid's min_child_weight wins
-            p.pop("disable_default_eval_metric", None)
-            b = xgb.train(p, dtr, rounds, obj=obj, evals=[(dva, "valid")], callbacks=[stop], verbose_eval=False)
-        else:
-            b = xgb.train(dict(p, **spec[1]), dtr, rounds, evals=[(dva, "valid")], callbacks=[stop],
-                          verbose_eval=False)
-        best = int(b.best_iteration) + 1
-        return (lambda X: b.predict(xgb.DMatrix(X), output_margin=True, iteration_range=(0, best))), best
+        seen = _Seen()
+        diverged = None
+        try:
+            if kind == "ours":
+                obj = XGBoostObjective(spec[1], **_ours_options(spec, seed))
+                p = dict(obj.params(**p), eval_metric="ndcg@10")  # the grid's min_child_weight wins
+                p.pop("disable_default_eval_metric", None)
+                b = xgb.train(p, dtr, rounds, obj=obj, evals=[(dva, "valid")], callbacks=[stop, seen.xgboost()],
+                              verbose_eval=False)
+            else:
+                b = xgb.train(dict(p, **spec[1]), dtr, rounds, evals=[(dva, "valid")],
+                              callbacks=[stop, seen.xgboost()], verbose_eval=False)
+            best = int(b.best_iteration) + 1
+        except ValueError as exc:
+            b = seen.diverged(exc, lambda m: m.predict(dtr, output_margin=True))
+            best, diverged = seen.best, seen.rounds + 1
+        return (lambda X: b.predict(xgb.DMatrix(X), output_margin=True, iteration_range=(0, best))), best, diverged
     import catboost as cb
 
     def pool(d):
@@ -256,7 +304,7 @@ def _train(engine, spec, tr, va, hp, rounds, patience, seed):
     p.update(spec[1])
     m = cb.CatBoost(p)
     m.fit(pool(tr), eval_set=pool(va))
-    return (lambda X: m.predict(X)), int(m.get_best_iteration()) + 1
+    return (lambda X: m.predict(X)), int(m.get_best_iteration()) + 1, None
 
 
 def one_task(cfg):
@@ -270,15 +318,19 @@ def one_task(cfg):
     for hp in cfg["grid"]:
         hp = dict(hp, **TRAINING.get((cfg["engine"], cfg["system"]), {}))
         t = time.perf_counter()
-        predict, best = _train(cfg["engine"], spec, tr, va, hp, cfg["rounds"], cfg["patience"], cfg["seed"])
+        predict, best, diverged = _train(cfg["engine"], spec, tr, va, hp, cfg["rounds"], cfg["patience"], cfg["seed"])
         seconds = time.perf_counter() - t
         vali = float(np.mean(metric_values(predict(va.X), va.y, va.group_ptr, "ndcg@10")))
-        runs.append((vali, hp, best, seconds, predict))
-    vali, hp, best, seconds, predict = max(runs, key=lambda r: r[0])
+        runs.append((vali, hp, best, seconds, predict, diverged))
+    vali, hp, best, seconds, predict, diverged = max(runs, key=lambda r: r[0])
     s = predict(te.X)
     test = {m: metric_values(s, te.y, te.group_ptr, m, convention=cfg["convention"]).tolist() for m in METRICS}
-    return {"vali_ndcg@10": vali, "hp": hp, "best_iteration": best, "rounds": cfg["rounds"],
-            "seconds": float(sum(r[3] for r in runs)), "test": test, "n_test_queries": int(te.n_queries)}
+    out = {"vali_ndcg@10": vali, "hp": hp, "best_iteration": best, "rounds": cfg["rounds"],
+           "seconds": float(sum(r[3] for r in runs)), "test": test, "n_test_queries": int(te.n_queries)}
+    if any(r[5] is not None for r in runs):  # only then: results stored before this rule stay as they were
+        out["diverged_at"] = [r[5] for r in runs]  # per configuration: the round whose scores overflowed
+        out["chosen_diverged"] = diverged is not None
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -352,7 +404,11 @@ def summarise(results, alpha=0.05, rounds=None, primary=PRIMARY):
                        "mde_holm": mde(sd, n, alpha / max(n_primary, 1)), "family": n_primary}
     iters = [(r["best_iteration"], r.get("rounds", rounds)) for _, r in results]
     below = [b < cap for b, cap in iters if cap is not None]
-    cap = {"tasks": len(below), "share_below_cap": float(np.mean(below)) if below else float("nan")}
+    cap = {"tasks": len(below), "share_below_cap": float(np.mean(below)) if below else float("nan"),
+           # trainings stopped because their scores overflowed (:class:`_Seen`), by (engine, system)
+           "diverged": sorted({f"{c['engine']}: {c['system']}" for c, r in results if r.get("diverged_at")}),
+           "diverged_tasks": sum(1 for _, r in results if r.get("diverged_at")),
+           "diverged_chosen": sum(1 for _, r in results if r.get("chosen_diverged"))}
     return rows, power, cap
 
 
@@ -477,6 +533,10 @@ def _header(a, engines, rounds, power, cap, n_primary):
         f"(patience {a.patience}, round cap {rounds}); each seed repeats the search. Chosen iteration below "
         f"the cap in {100 * cap['share_below_cap']:.0f} % of {cap['tasks']} tasks (target ≥ {100 * CAP_TARGET:.0f} %"
         f"{'' if cap['share_below_cap'] >= CAP_TARGET else ': NOT MET, the cap decides some results'}).",
+        (f"Divergence: in {cap['diverged_tasks']} task(s) ({', '.join(cap['diverged'])}) a configuration's scores "
+         "overflowed (Newton leaf values from vanishing Hessians) and its training stopped there, keeping its best "
+         f"validation iteration so far, as early stopping would; the chosen configuration in {cap['diverged_chosen']}."
+         if cap.get("diverged_tasks") else "No training diverged (every score stayed finite)."),
         f"Tests: paired sign-flip randomisation test over the pooled test queries against the engine's default "
         f"native ({', '.join(f'{e}: {BASELINE[e]}' for e in engines)}). Primary endpoint {_name(a.primary)} "
         f"(pre-declared{', the default' if a.primary == PRIMARY else ' with --primary'}), Holm-corrected "

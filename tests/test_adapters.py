@@ -1144,6 +1144,26 @@ def test_xgboost_inputs_the_dmatrix_lets_through_raise(dmatrix, match, preset):
         xgb.train(obj.params(), d, 2, obj=obj)
 
 
+def test_scores_a_diverging_training_overflowed_are_named_as_divergence_not_bad_initial_scores():
+    # ΔERR@10 with min_child_weight = 0, reg_lambda = 0 and eta = 1 on this set: Newton leaf values from
+    # vanishing Hessians overflow the scores within ~25 rounds. The message blamed the base_margin
+    # (finite here) and sent the user after the wrong cause
+    from lambda_objectives import make_ranking
+
+    tr = make_ranking(60, docs_per_query=(5, 40), n_features=5, seed=1)
+    obj = XGBoostObjective("err@10")
+    p = obj.params(max_leaves=31, grow_policy="lossguide", tree_method="hist", eta=1.0, min_child_weight=0.0,
+                   reg_lambda=0.0, nthread=1)
+    with pytest.raises(ValueError, match=r"not finite at row \d+ .*training diverged .*raise min_child_weight or "
+                                         "reg_lambda") as info:
+        xgb.train(p, xgb.DMatrix(tr.X, tr.y, group=tr.group), 300, obj=obj)
+    assert "base_margin" not in str(info.value)
+    # LightGBM's sklearn call gives the objective no data set: both causes are named
+    lobj = LightGBMObjective("ndcg")
+    with pytest.raises(ValueError, match=r"init_score is not finite .*, or the model's scores overflowed"):
+        lobj.sklearn(tr.y, _with(np.zeros(len(tr.y)), 2, np.nan), None, tr.group)
+
+
 def test_a_changed_dataset_is_checked_again():
     X, y, g = _toy()
     d = xgb.DMatrix(X, label=y, group=g)

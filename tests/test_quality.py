@@ -199,7 +199,15 @@ def test_power_statement_and_cap_share_by_hand():
                (_cfg("ours err", "Fold1", 0), _result(base + diff, best=20)),
                (_cfg("ours map", "Fold1", 0), _result(base + diff, best=99))]
     _, power, cap = quality.summarise(results)
-    assert cap == {"tasks": 4, "share_below_cap": 0.75}
+    assert cap == {"tasks": 4, "share_below_cap": 0.75, "diverged": [], "diverged_tasks": 0, "diverged_chosen": 0}
+    # a task whose second configuration diverged (chosen: the first) and one whose chosen one did
+    results[2][1].update(diverged_at=[None, 37], chosen_diverged=False)
+    results[3][1].update(diverged_at=[12], chosen_diverged=True)
+    cap = quality.summarise(results)[2]
+    assert (cap["diverged"], cap["diverged_tasks"], cap["diverged_chosen"]) == \
+        (["lightgbm: ours err", "lightgbm: ours map"], 2, 1)
+    for r in results[2:]:
+        del r[1]["diverged_at"], r[1]["chosen_diverged"]
     sd = np.std(diff, ddof=1)
     assert power["d"]["sd"] == pytest.approx(sd) and power["d"]["n_queries"] == 400
     # (1.959964 + 0.841621) * sd / sqrt(n)
@@ -340,7 +348,51 @@ def test_issue33_listwise_systems_train_and_are_opt_in(engine, system):
     # selectable with --objectives, not in the default protocol whose tables README shows
     assert system in OBJECTIVE_NAMES and system not in DEFAULT_SYSTEMS
     tr, va = make_ranking(60, docs_per_query=(5, 25), n_features=5, seed=1), make_ranking(30, n_features=5, seed=2)
-    predict, best = _train(engine, SYSTEMS[(engine, system)], tr, va, dict(QUICK[engine]), 15, 5, 0)
-    assert 1 <= best <= 15
+    predict, best, diverged = _train(engine, SYSTEMS[(engine, system)], tr, va, dict(QUICK[engine]), 15, 5, 0)
+    assert 1 <= best <= 15 and diverged is None
     base = mean_metric(np.zeros(va.y.shape[0]), va.y, va.group_ptr, "ndcg@10")
     assert mean_metric(predict(va.X), va.y, va.group_ptr, "ndcg@10") > base
+
+
+def test_a_diverging_xgboost_training_stops_there_and_keeps_its_best_iteration():
+    # ΔERR@10 with XGBoost's min_child_weight = 0, reg_lambda = 0 and eta = 1 on this set: leaf values
+    # −G/H from vanishing Hessians overflow the scores within ~25 rounds, and our objective refuses
+    # them. The task must not die (it killed a 375-task run): the training stops there, keeping the
+    # best validation iteration before it; non-finite scores the model did not produce still raise
+    pytest.importorskip("xgboost")
+    import xgboost as xgb
+
+    from comparisons.quality import QUICK, SYSTEMS, _train
+    from lambda_objectives import make_ranking, mean_metric
+
+    tr, va = make_ranking(60, docs_per_query=(5, 40), n_features=5, seed=1), make_ranking(30, n_features=5, seed=2)
+    hp = dict(QUICK["xgboost"], eta=1.0, colsample_bytree=1.0)
+    predict, best, diverged = _train("xgboost", SYSTEMS[("xgboost", "ours err@10")], tr, va, hp, 300, 300, 0)
+    assert diverged is not None and 1 <= best < diverged < 300
+    s = predict(va.X)
+    assert np.all(np.isfinite(s))
+    # the kept iteration is the best of the validation history XGBoost itself records
+    from lambda_objectives import XGBoostObjective
+
+    obj = XGBoostObjective("err@10")
+    p = dict(obj.params(grow_policy="lossguide", tree_method="hist", seed=0, nthread=1, **hp), eval_metric="ndcg@10")
+    p.pop("disable_default_eval_metric", None)
+    logs = []
+
+    class Keep(xgb.callback.TrainingCallback):  # xgb.train fills evals_result only when it returns
+        def after_iteration(self, model, epoch, evals_log):
+            logs.append(list(evals_log["valid"]["ndcg@10"]))
+            return False
+
+    with pytest.raises(ValueError, match="not finite"):
+        xgb.train(p, xgb.DMatrix(tr.X, tr.y, group=tr.group), 300, obj=obj, callbacks=[Keep()],
+                  evals=[(xgb.DMatrix(va.X, va.y, group=va.group), "valid")], verbose_eval=False)
+    history = logs[-1]
+    assert len(history) == diverged - 1 and best == int(np.argmax(history)) + 1
+    assert mean_metric(s, va.y, va.group_ptr, "ndcg@10") > mean_metric(np.zeros(va.y.shape[0]), va.y, va.group_ptr,
+                                                                        "ndcg@10")
+    # an objective that refuses its input before any round is not a divergence: the error stands
+    bad = make_ranking(60, docs_per_query=(5, 40), n_features=5, seed=1)
+    bad.y[3] = 1.5  # ΔERR needs whole-number grades
+    with pytest.raises(ValueError, match="whole|integer"):
+        _train("xgboost", SYSTEMS[("xgboost", "ours err@10")], bad, va, hp, 300, 300, 0)

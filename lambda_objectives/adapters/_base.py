@@ -213,12 +213,14 @@ class LambdaObjective:
                 warnings.warn(text, CostWarning, stacklevel=4)
         return st
 
-    def _compute(self, st, scores, name=None):
+    def _compute(self, st, scores, name=None, initial=None):
+        """The gradients of ``scores``; ``initial()`` (optional) returns the data set's initial scores
+        (``None`` when it has none), read only to say why the engine's scores are not finite."""
         if name is None:  # the engine's margins: its initial scores plus the trees so far
-            stored = "" if np.isinf(self._stored_inf[1]) else f", stored by {self._engine} as {self._stored_inf[1]:g}"
-            check_finite(scores, f"the score {self._engine} passed to the objective", self._stored_inf[1],
-                         fix=f": the data set's {self._margin_name} is not finite (NaN or inf{stored}); pass "
-                             "finite initial scores")
+            try:
+                check_finite(scores, f"the score {self._engine} passed to the objective", self._stored_inf[1])
+            except ValueError as exc:
+                raise ValueError(f"{exc}{self._why_not_finite(initial)}") from None
         else:  # preset="lightgbm" reproduces LightGBM's skip of a document scored -inf
             check_finite(scores, name, minus_inf=self.preset == "lightgbm")
         with numba_threads(self.n_threads):
@@ -228,6 +230,21 @@ class LambdaObjective:
             self.iteration += 1
         self._check_hessian(st)
         return g, h
+
+    def _why_not_finite(self, initial):
+        """Why the engine's scores are not finite: its initial scores, or a model that diverged."""
+        stored = "" if np.isinf(self._stored_inf[1]) else f", stored by {self._engine} as {self._stored_inf[1]:g}"
+        bad_init = f": the data set's {self._margin_name} is not finite (NaN or inf{stored}); pass finite initial scores"
+        knobs = "min_child_weight or reg_lambda" if self._engine == "XGBoost" else "min_sum_hessian_in_leaf or lambda_l2"
+        diverged = (": the model's scores overflowed, so training diverged (Newton leaf values -G/H from "
+                    f"vanishing Hessians grow without bound); raise {knobs}, or lower the learning rate")
+        init = initial() if initial is not None else False
+        if init is False:  # not known here (LightGBM's sklearn call): either
+            return f"{bad_init}, or{diverged[1:]}"
+        if init is not None and len(init) and not np.all(np.abs(np.asarray(init, dtype=np.float64))
+                                                         < self._stored_inf[1]):
+            return bad_init
+        return diverged
 
     def _check_hessian(self, st):
         """Raise on non-finite gradients; warn (or raise) when no split can satisfy the engine's

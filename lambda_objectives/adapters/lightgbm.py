@@ -108,7 +108,7 @@ class LightGBMObjective(LambdaObjective):
                 check_whole_queries(train_data)
             st = self._state(train_data, train_data.get_label(), bounds, train_data.get_weight(),
                              _lgb_hess_threshold(getattr(train_data, "params", None)))
-            return self._compute(st, preds)
+            return self._compute(st, preds, initial=train_data.get_init_score)
         y_true, y_pred = preds, train_data  # LGBMRanker path
         if group is None:
             raise ValueError("LGBMRanker passed no group to the objective: fit(..., group=sizes)")

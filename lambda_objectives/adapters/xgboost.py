@@ -55,7 +55,7 @@ class XGBoostObjective(LambdaObjective):
         if ptr.size == 0:
             raise ValueError("the DMatrix has no query groups: pass qid= or group= to xgb.DMatrix")
         st = self._state(dtrain, dtrain.get_label(), ptr, dtrain.get_weight(), self.min_child_weight)
-        return self._compute(st, predt)
+        return self._compute(st, predt, initial=dtrain.get_base_margin)
 
     def iteration_callback(self):
         """An ``xgb.callback.TrainingCallback`` that sets :attr:`iteration` to the engine's own round
