@@ -1164,6 +1164,27 @@ def test_scores_a_diverging_training_overflowed_are_named_as_divergence_not_bad_
         lobj.sklearn(tr.y, _with(np.zeros(len(tr.y)), 2, np.nan), None, tr.group)
 
 
+def test_params_keeps_the_objectives_hessian_check_in_step_with_xgboosts_min_child_weight():
+    # the check warned "a split needs min_child_weight >= 1" in trainings run with obj.params(min_child_weight=0)
+    from lambda_objectives import HessianWarning, make_ranking
+
+    tr = make_ranking(60, docs_per_query=(5, 40), n_features=5, seed=1)
+    d = xgb.DMatrix(tr.X, tr.y, group=tr.group)
+    obj = XGBoostObjective("ndcg", sigma=0.01)  # Hessians scale with sigma²: they sum to ~0.008 here
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", HessianWarning)
+        xgb.train(obj.params(min_child_weight=0.0, nthread=1), d, 3, obj=obj)
+    assert obj.min_child_weight == 0.0
+    other = XGBoostObjective("ndcg", sigma=0.01)  # the engine's parameter set behind the objective's back
+    with pytest.warns(HessianWarning, match=r"min_child_weight >= 1 in each child \(the objective's "
+                                            r"min_child_weight: XGBoost does not tell"):
+        xgb.train(dict(other.params(), min_child_weight=0.0, nthread=1), d, 3, obj=other)
+    for bad in (-1.0, np.nan, True):
+        with pytest.raises(ValueError, match="min_child_weight must be a finite number >= 0"):
+            obj.params(min_child_weight=bad)
+    assert obj.min_child_weight == 0.0
+
+
 def test_a_changed_dataset_is_checked_again():
     X, y, g = _toy()
     d = xgb.DMatrix(X, label=y, group=g)

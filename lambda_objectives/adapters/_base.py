@@ -99,6 +99,8 @@ class LambdaObjective:
     _stored_inf = (np.inf, np.inf)
     #: the engine's name for the initial scores of a data set
     _margin_name = "init_score"
+    #: where the Hessian check's threshold comes from, when the engine does not say
+    _threshold_from = ""
 
     def __init__(self, metric="ndcg", k=None, sigma=1.0, preset=None, n_threads=None,
                  check_hessian=True, **kernel_options):
@@ -269,7 +271,7 @@ class LambdaObjective:
             return
         name, _ = self._hess_param
         text = (
-            f"{self._engine}: {msg}, but a split needs {name} >= {st['threshold']:g} in each child, "
+            f"{self._engine}: {msg}, but a split needs {name} >= {st['threshold']:g} in each child{self._threshold_from}, "
             f"so the engine will stop growing trees silently (LightGBM issue #2239). Scale the "
             f"objective (e.g. larger sigma, normalize=None), lower {name} (e.g. 1e-12), or check "
             "that queries have at least two distinct labels."

@@ -37,16 +37,15 @@ class XGBoostObjective(LambdaObjective):
 
     _engine = "XGBoost"
     _hess_param = ("min_child_weight", 1.0)
+    _threshold_from = (" (the objective's min_child_weight: XGBoost does not tell a custom objective its own; "
+                       "set both with xgb.train(obj.params(min_child_weight=...), ...))")
     _weights_per = "query"
     _margin_name = "base_margin"
 
     def __init__(self, *args, min_child_weight=1.0, **kwargs):
         share_with_xgboost()  # before the base class's dry run starts numba's threads
         super().__init__(*args, **kwargs)
-        if isinstance(min_child_weight, bool) or not (np.isfinite(min_child_weight) and min_child_weight >= 0):
-            raise ValueError(f"min_child_weight must be a finite number >= 0 (XGBoost's parameter), "
-                             f"got {min_child_weight!r}")
-        self.min_child_weight = float(min_child_weight)
+        self.min_child_weight = _check_min_child_weight(min_child_weight)
         share_with_xgboost()
 
     def __call__(self, predt, dtrain):
@@ -55,6 +54,7 @@ class XGBoostObjective(LambdaObjective):
         if ptr.size == 0:
             raise ValueError("the DMatrix has no query groups: pass qid= or group= to xgb.DMatrix")
         st = self._state(dtrain, dtrain.get_label(), ptr, dtrain.get_weight(), self.min_child_weight)
+        st["threshold"] = self.min_child_weight  # params() may have changed it since the state was built
         return self._compute(st, predt, initial=dtrain.get_base_margin)
 
     def iteration_callback(self):
@@ -84,7 +84,13 @@ class XGBoostObjective(LambdaObjective):
         to every evaluation; with early stopping, whichever metric comes last drives it. Evaluate
         with :meth:`eval_metric` through ``custom_metric=`` and stop with
         :func:`xgboost_early_stopping` (or ``maximize=True``).
+
+        A ``min_child_weight`` in ``extra`` becomes this objective's too: XGBoost does not tell a
+        custom objective its parameters, and the objective's Hessian check (``check_hessian``) warns
+        when no split can reach the engine's ``min_child_weight``.
         """
+        if "min_child_weight" in extra:
+            self.min_child_weight = _check_min_child_weight(extra["min_child_weight"])
         p = {"base_score": 0.0, "disable_default_eval_metric": 1, "min_child_weight": self.min_child_weight}
         p.update(extra)
         return p
@@ -92,6 +98,12 @@ class XGBoostObjective(LambdaObjective):
     def eval_metric(self, k=10):
         """The package's eval metric matching this objective at ``k`` (NDCG for RankNet/pairwise)."""
         return xgboost_metric(f"{_eval_name(self.metric)}@{k}")
+
+
+def _check_min_child_weight(value):
+    if isinstance(value, bool) or not (np.isfinite(value) and value >= 0):
+        raise ValueError(f"min_child_weight must be a finite number >= 0 (XGBoost's parameter), got {value!r}")
+    return float(value)
 
 
 _SYNC = []
