@@ -405,47 +405,14 @@ def query_lambdas_sampled(s, lab, val, metric, k, sigma, disc, weight, normalize
         h[r] = 0.0
     if n <= 1:
         return 0, 0.0
-    kk = cutoff(n, k)
-    order = stable_order_desc(s)
-    work = np.empty(9 * n + 2)
-    sr = work[0:n]
-    lr = work[n:2 * n]
-    vr = work[2 * n:3 * n]
-    gr = work[3 * n:4 * n]
-    hr = work[4 * n:5 * n]
-    er = work[5 * n:6 * n]
-    acc = work[6 * n:7 * n]
-    pref = work[7 * n:8 * n + 1]
-    suf = work[8 * n + 1:9 * n + 2]
-    for r in range(n):
-        d = order[r]
-        sr[r] = s[d]
-        lr[r] = lab[d]
-        vr[r] = val[d]
-        gr[r] = 0.0
-        hr[r] = 0.0
-        er[r] = math.exp(sigma * (s[d] - s[order[0]]))
-
-    inv = 0.0
-    n_rel = 0.0
-    first = n
-    second = n
-    if metric == NDCG or metric == NDCG_LOSS2 or metric == NDCG_LOSS2PP or metric == NDCG_LOSS2_TOP \
-            or metric == NDCG_LOSS2PP_TOP:
-        inv = ndcg_inverse_ideal(val, k, disc)
-        if inv == 0.0:
-            return 0, 0.0
-        if metric != NDCG:
-            gap_deltas(disc, kk, acc, pref)
-    elif metric == ERR:
-        if not err_prefix(vr, pref):
-            return 0, 0.0
+    order, work, views, tab = _query_tables(s, lab, val, metric, k, sigma, disc)
+    sr, lr, vr, gr, hr, er, acc, pref = views
+    kk, a_end, inv, n_rel, first, second, rr_first = tab
+    if a_end == 0:  # the ideal value is 0: every |ΔZ| is 0
+        return 0, 0.0
+    suf = np.empty(n + 1) if metric == ERR else pref[:0]
+    if metric == ERR:  # a sampled pair may lie anywhere: ERR's suffix table too
         err_suffix(vr, pref, kk, suf)
-    elif metric == MAP or metric == MRR:
-        n_rel, first, second = relevance_prefix(vr, kk, pref, acc)
-        if n_rel == 0.0:
-            return 0, 0.0
-    rr_first = 1.0 / (first + 1.0) if first < kk else 0.0
 
     # partner pools: positions sorted by label (ties by position), all n or only the top kk
     # (below the cut-off of a top-k objective every pair without a top-k member weighs 0)
@@ -547,11 +514,7 @@ def query_lambdas_sampled(s, lab, val, metric, k, sigma, disc, weight, normalize
                 ph[count] = hh
             count += 1
 
-    scale = _scatter(gr, hr, order, weight, normalize, total, g, h)
-    if store:
-        for c in range(count):
-            ph[c] *= scale
-    return count, cost * weight
+    return _finish(gr, hr, order, weight, normalize, total, g, h, store, ph, count, cost)
 
 
 @njit(cache=True)
