@@ -156,12 +156,18 @@ class Lambda:
     def init_score(self, y, ptr):
         return np.zeros(y.shape[0])
 
-    def gradients(self, F, y, ptr, g, h):
+    #: :meth:`gradients` can return :meth:`loss` at ``F`` from the same kernel call
+    loss_with_gradients = True
+
+    def gradients(self, F, y, ptr, g, h, want_loss=False):
+        """Fill ``g``, ``h`` at ``F``; with ``want_loss``, return :meth:`loss` at ``F`` too (the kernel's
+        cost from the same call: the same numbers as a second call, at the price of one)."""
         from lambda_objectives import lambda_gradients
 
         res = lambda_gradients(F, y, ptr, self.metric, self.k, self.sigma, out=(g, h), n_threads=self.n_threads,
-                               return_pairs=self.pairs, **self.kernel_options)
+                               return_pairs=self.pairs, return_cost=want_loss, **self.kernel_options)
         self.last_pairs = res[2] if self.pairs else None
+        return float(res[-1].sum() / (ptr.shape[0] - 1)) if want_loss else None
 
     def loss(self, F, y, ptr):
         from lambda_objectives import lambda_gradients

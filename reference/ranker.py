@@ -331,9 +331,17 @@ class MARTRanker(BaseEstimator):
         g = np.empty(X.shape[0]) if ncol == 1 else np.empty((X.shape[0], ncol))
         h = np.empty_like(g)
         best, best_iter, waited = -np.inf, 0, 0
+        # the training loss at F after round t is the cost of round t + 1's gradient call at the same F:
+        # recorded from that call (one lambda-kernel call a round instead of two), the last one after the loop
+        deferred = bool(history_loss) and getattr(loss, "loss_with_gradients", False)
         for it in range(self.n_estimators):
             t0 = time.perf_counter()
-            loss.gradients(F, y, ptr, g, h)
+            if deferred:
+                at_f = loss.gradients(F, y, ptr, g, h, want_loss=True)
+                if it > 0:
+                    self.history_["train"]["loss"][-1] = at_f
+            else:
+                loss.gradients(F, y, ptr, g, h)
             rows = self._sample_rows(ptr, rng)
             mask = self._feature_mask(rng)
             round_trees = []
@@ -361,7 +369,7 @@ class MARTRanker(BaseEstimator):
                 _add_round(round_trees, b, S)
             self.fit_seconds_.append(time.perf_counter() - t0)
             for (name, b, yy, pp, _), S in zip(sets, scores):
-                self._record(name, loss, S, yy, pp, history_loss)
+                self._record(name, loss, S, yy, pp, history_loss and not (deferred and name == "train"))
             if early_stopping_rounds and len(sets) > 1:
                 value = self.history_[sets[-1][0]][eval_metric][-1] if eval_metric != "loss" else \
                     -self.history_[sets[-1][0]]["loss"][-1]
@@ -374,6 +382,8 @@ class MARTRanker(BaseEstimator):
             if verbose:
                 print(f"[{it + 1}] " + " ".join(f"{n}:{m}={v[m][-1]:.4f}" for n, v in self.history_.items()
                                                for m in ("ndcg@10",)))
+        if deferred and self.trees_:
+            self.history_["train"]["loss"][-1] = loss.loss(F, y, ptr)
         self.best_iteration_ = best_iter if early_stopping_rounds and len(sets) > 1 else len(self.trees_)
         self.evals_result_ = self.history_
         self.best_score_ = {name: {m: v[self.best_iteration_ - 1] for m, v in hist.items() if len(v) >= self.best_iteration_}

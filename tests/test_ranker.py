@@ -338,3 +338,23 @@ def test_plrank_is_refused_by_the_reference_trainer_with_the_engines_named(small
     d = small_ranking
     with pytest.raises(ValueError, match="not available in the reference trainer"):
         MARTRanker(metric="plrank", k=10, n_estimators=2).fit(d.X, d.y, group=d.group)
+
+
+@pytest.mark.parametrize("stop", [None, 2])
+def test_the_training_loss_history_is_the_loss_of_each_rounds_scores(stop):
+    # the training loss after round t is taken from round t + 1's gradient call (the same kernel at
+    # the same scores), the last one after the loop: each entry must still be the loss of the model
+    # of that many rounds, also when early stopping ends the loop
+    tr = make_ranking(40, docs_per_query=(5, 20), n_features=6, seed=3)
+    va = make_ranking(20, docs_per_query=(5, 20), n_features=6, seed=4)
+    m = MARTRanker(n_estimators=8, num_leaves=7, min_data_in_leaf=2, n_threads=1)
+    fit = dict(eval_set=[(va.X, va.y)], eval_group=[va.group], early_stopping_rounds=stop) if stop else {}
+    m.fit(tr.X, tr.y, group=tr.group, **fit)
+    losses = m.history_["train"]["loss"]
+    assert len(losses) == len(m.trees_) and np.isfinite(losses).all()
+    for i, value in enumerate(losses, start=1):
+        assert value == pytest.approx(m._loss_obj.loss(m.predict(tr.X, n_iterations=i), tr.y, tr.group_ptr),
+                                      rel=1e-12)
+    off = MARTRanker(n_estimators=3, num_leaves=7, min_data_in_leaf=2, n_threads=1)
+    off.fit(tr.X, tr.y, group=tr.group, history_loss=False)
+    assert np.isnan(off.history_["train"]["loss"]).all()
