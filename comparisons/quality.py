@@ -203,8 +203,9 @@ class _Seen:
     Divergence: Newton leaf values ``−G/H`` from vanishing Hessians (XGBoost's grid allows
     ``min_child_weight = 0`` and ``reg_lambda = 0``) can grow until the scores overflow, and our
     objectives then refuse them with a ``ValueError``. (LightGBM's leaves keep its default
-    ``min_sum_hessian_in_leaf = 1e-3``; a LightGBM training that failed would still raise.) :meth:`diverged` keeps the training's best iteration before
-    that point when the training scores really are non-finite, and re-raises anything else.
+    ``min_sum_hessian_in_leaf = 1e-3``; a LightGBM training that failed would still raise.)
+    :meth:`diverged` keeps the training's best iteration before that point when the training scores
+    really are non-finite, and re-raises anything else.
     """
 
     def __init__(self):
