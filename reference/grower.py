@@ -52,42 +52,66 @@ def _partition(binned, rows, feature, b):
     return left, right
 
 
-@njit(cache=True)
+#: Pairs per task of :func:`_pair_sides`: a fixed split, so the output never depends on the thread count.
+PAIR_CHUNK = 1 << 14
+
+
+@njit(cache=True, parallel=True)
 def _pair_sides(member, pi, pj, ph):
     """The pairs with both documents marked in ``member``, with neither, and crossing (one each):
-    nine arrays ``(i, j, h)`` × 3, each keeping the pairs' order."""
+    nine arrays ``(i, j, h)`` × 3, each keeping the pairs' order.
+
+    Two parallel passes over chunks of ``PAIR_CHUNK`` pairs: the first labels each pair and counts
+    the labels per chunk, the second copies each chunk's pairs from its offset (the counts of the
+    chunks before it), so every output is in the pairs' order at any thread count.
+    """
     n = pi.shape[0]
+    n_chunks = max(1, (n + PAIR_CHUNK - 1) // PAIR_CHUNK)
     side = np.empty(n, dtype=np.int8)
-    counts = np.zeros(3, dtype=np.int64)
-    for t in range(n):
-        a = member[pi[t]]
-        b = member[pj[t]]
-        k = 0 if (a and b) else (2 if (a or b) else 1)
-        side[t] = k
-        counts[k] += 1
-    i0, j0, h0 = np.empty(counts[0], pi.dtype), np.empty(counts[0], pj.dtype), np.empty(counts[0], ph.dtype)
-    i1, j1, h1 = np.empty(counts[1], pi.dtype), np.empty(counts[1], pj.dtype), np.empty(counts[1], ph.dtype)
-    i2, j2, h2 = np.empty(counts[2], pi.dtype), np.empty(counts[2], pj.dtype), np.empty(counts[2], ph.dtype)
-    c0 = 0
-    c1 = 0
-    c2 = 0
-    for t in range(n):
-        k = side[t]
-        if k == 0:
-            i0[c0], j0[c0], h0[c0] = pi[t], pj[t], ph[t]
-            c0 += 1
-        elif k == 1:
-            i1[c1], j1[c1], h1[c1] = pi[t], pj[t], ph[t]
-            c1 += 1
-        else:
-            i2[c2], j2[c2], h2[c2] = pi[t], pj[t], ph[t]
-            c2 += 1
+    counts = np.zeros((n_chunks, 3), dtype=np.int64)
+    for c in prange(n_chunks):
+        for t in range(c * PAIR_CHUNK, min(n, (c + 1) * PAIR_CHUNK)):
+            a = member[pi[t]]
+            b = member[pj[t]]
+            k = 0 if (a and b) else (2 if (a or b) else 1)
+            side[t] = k
+            counts[c, k] += 1
+    offsets = np.empty((n_chunks, 3), dtype=np.int64)
+    total = np.zeros(3, dtype=np.int64)
+    for c in range(n_chunks):
+        for k in range(3):
+            offsets[c, k] = total[k]
+            total[k] += counts[c, k]
+    i0, j0, h0 = np.empty(total[0], pi.dtype), np.empty(total[0], pj.dtype), np.empty(total[0], ph.dtype)
+    i1, j1, h1 = np.empty(total[1], pi.dtype), np.empty(total[1], pj.dtype), np.empty(total[1], ph.dtype)
+    i2, j2, h2 = np.empty(total[2], pi.dtype), np.empty(total[2], pj.dtype), np.empty(total[2], ph.dtype)
+    for c in prange(n_chunks):
+        c0 = offsets[c, 0]
+        c1 = offsets[c, 1]
+        c2 = offsets[c, 2]
+        for t in range(c * PAIR_CHUNK, min(n, (c + 1) * PAIR_CHUNK)):
+            k = side[t]
+            if k == 0:
+                i0[c0], j0[c0], h0[c0] = pi[t], pj[t], ph[t]
+                c0 += 1
+            elif k == 1:
+                i1[c1], j1[c1], h1[c1] = pi[t], pj[t], ph[t]
+                c1 += 1
+            else:
+                i2[c2], j2[c2], h2[c2] = pi[t], pj[t], ph[t]
+                c2 += 1
     return i0, j0, h0, i1, j1, h1, i2, j2, h2
+
+
+#: :func:`_pair_sides` on one thread, for one chunk of pairs or one thread (the parallel launch then buys nothing).
+_pair_sides_serial = _hist._serial(_pair_sides)
 
 
 def _split_pairs(member, pairs):
     """The pairs inside the marked rows, outside them, and crossing: three ``(i, j, h)`` tuples."""
-    out = _pair_sides(member, pairs[0], pairs[1], pairs[2])
+    parallel = pairs[0].shape[0] > PAIR_CHUNK and numba.get_num_threads() > 1
+    kernel = _pair_sides if parallel else _pair_sides_serial
+    out = kernel(member, pairs[0], pairs[1], pairs[2])
     return out[0:3], out[3:6], out[6:9]
 
 

@@ -145,3 +145,31 @@ def test_planted_split_recovered():
     m = MARTRanker(objective="ls", num_leaves=2, n_estimators=1, learning_rate=1.0).fit(X, y, group=[len(y)])
     root = m.trees_[0][0][0]
     assert root["feature"] == 3 and abs(root["threshold"] - 0.62) < 0.01
+
+
+@pytest.mark.parametrize("n_pairs", [0, 1, 5000, 3 * (1 << 14) + 7])
+def test_the_pair_partition_keeps_the_pairs_order_at_any_thread_count(n_pairs):
+    """``_pair_sides`` (parallel over fixed chunks, and its one-thread twin) returns the pairs
+    inside, outside and crossing the marked rows in their order, the same at 1 and 2 threads and
+    with chunks smaller than the data (every chunk offset exercised)."""
+    import numba
+
+    from reference import grower
+
+    rng = np.random.default_rng(n_pairs)
+    member = rng.random(500) < 0.4
+    pi = rng.integers(0, 500, n_pairs).astype(np.int64)
+    pj = rng.integers(0, 500, n_pairs).astype(np.int64)
+    ph = rng.random(n_pairs)
+    a, b = member[pi], member[pj]
+    want = [m for mask in (a & b, ~a & ~b, a ^ b) for m in (pi[mask], pj[mask], ph[mask])]
+    before = numba.get_num_threads()
+    try:
+        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+            numba.set_num_threads(threads)
+            for kernel in (grower._pair_sides, grower._pair_sides_serial):
+                got = kernel(member, pi, pj, ph)
+                for x, y in zip(got, want):
+                    np.testing.assert_array_equal(x, y)
+    finally:
+        numba.set_num_threads(before)
