@@ -149,9 +149,9 @@ def test_planted_split_recovered():
 
 @pytest.mark.parametrize("n_pairs", [0, 1, 5000, 3 * (1 << 14) + 7])
 def test_the_pair_partition_keeps_the_pairs_order_at_any_thread_count(n_pairs):
-    """``_pair_sides`` (parallel over fixed chunks, and its one-thread twin) returns the pairs
-    inside, outside and crossing the marked rows in their order, the same at 1 and 2 threads and
-    with chunks smaller than the data (every chunk offset exercised)."""
+    """``_pair_sides`` and ``_pair_sides_parallel`` (over fixed chunks) return the pairs inside,
+    outside and crossing the marked rows in their order, the same at 1 and 2 threads and with more
+    pairs than a chunk (every chunk offset exercised)."""
     import numba
 
     from reference import grower
@@ -167,7 +167,7 @@ def test_the_pair_partition_keeps_the_pairs_order_at_any_thread_count(n_pairs):
     try:
         for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
             numba.set_num_threads(threads)
-            for kernel in (grower._pair_sides, grower._pair_sides_serial):
+            for kernel in (grower._pair_sides, grower._pair_sides_parallel):
                 got = kernel(member, pi, pj, ph)
                 for x, y in zip(got, want):
                     np.testing.assert_array_equal(x, y)
