@@ -53,25 +53,31 @@ def _partition(binned, rows, feature, b):
 
 
 @njit(cache=True)
-def _pair_sides(member, pi, pj, ph):
-    """The pairs with both documents marked in ``member``, with neither, and crossing (one each):
-    nine arrays ``(i, j, h)`` × 3, each keeping the pairs' order."""
-    n = pi.shape[0]
-    side = np.empty(n, dtype=np.int8)
-    counts = np.zeros(3, dtype=np.int64)
-    for t in range(n):
+def _label_pairs(member, pi, pj, t0, t1, side, counts):
+    """``side[t]`` for the pairs ``t0 <= t < t1``: 0 both documents marked in ``member``, 1 neither,
+    2 one each; ``counts[k]`` += the pairs labelled ``k``."""
+    for t in range(t0, t1):
         a = member[pi[t]]
         b = member[pj[t]]
         k = 0 if (a and b) else (2 if (a or b) else 1)
         side[t] = k
         counts[k] += 1
-    i0, j0, h0 = np.empty(counts[0], pi.dtype), np.empty(counts[0], pj.dtype), np.empty(counts[0], ph.dtype)
-    i1, j1, h1 = np.empty(counts[1], pi.dtype), np.empty(counts[1], pj.dtype), np.empty(counts[1], ph.dtype)
-    i2, j2, h2 = np.empty(counts[2], pi.dtype), np.empty(counts[2], pj.dtype), np.empty(counts[2], ph.dtype)
-    c0 = 0
-    c1 = 0
-    c2 = 0
-    for t in range(n):
+
+
+@njit(cache=True)
+def _new_sides(counts, pi, pj, ph):
+    """Empty ``(i, j, h)`` × 3 for ``counts[k]`` pairs of each label ``k``."""
+    return (np.empty(counts[0], pi.dtype), np.empty(counts[0], pj.dtype), np.empty(counts[0], ph.dtype),
+            np.empty(counts[1], pi.dtype), np.empty(counts[1], pj.dtype), np.empty(counts[1], ph.dtype),
+            np.empty(counts[2], pi.dtype), np.empty(counts[2], pj.dtype), np.empty(counts[2], ph.dtype))
+
+
+@njit(cache=True)
+def _copy_pairs(pi, pj, ph, side, t0, t1, c0, c1, c2, out):
+    """Copy the pairs ``t0 <= t < t1`` in order into ``out`` (:func:`_new_sides`) by label, those
+    labelled ``k`` from place ``ck`` on."""
+    i0, j0, h0, i1, j1, h1, i2, j2, h2 = out
+    for t in range(t0, t1):
         k = side[t]
         if k == 0:
             i0[c0], j0[c0], h0[c0] = pi[t], pj[t], ph[t]
@@ -82,7 +88,19 @@ def _pair_sides(member, pi, pj, ph):
         else:
             i2[c2], j2[c2], h2[c2] = pi[t], pj[t], ph[t]
             c2 += 1
-    return i0, j0, h0, i1, j1, h1, i2, j2, h2
+
+
+@njit(cache=True)
+def _pair_sides(member, pi, pj, ph):
+    """The pairs with both documents marked in ``member``, with neither, and crossing (one each):
+    nine arrays ``(i, j, h)`` × 3, each keeping the pairs' order."""
+    n = pi.shape[0]
+    side = np.empty(n, dtype=np.int8)
+    counts = np.zeros(3, dtype=np.int64)
+    _label_pairs(member, pi, pj, 0, n, side, counts)
+    out = _new_sides(counts, pi, pj, ph)
+    _copy_pairs(pi, pj, ph, side, 0, n, 0, 0, 0, out)
+    return out
 
 
 #: Pairs per task of :func:`_pair_sides_parallel`: a fixed split, so that nothing depends on the
@@ -101,37 +119,18 @@ def _pair_sides_parallel(member, pi, pj, ph):
     side = np.empty(n, dtype=np.int8)
     counts = np.zeros((n_chunks, 3), dtype=np.int64)
     for c in prange(n_chunks):
-        for t in range(c * PAIR_CHUNK, min(n, (c + 1) * PAIR_CHUNK)):
-            a = member[pi[t]]
-            b = member[pj[t]]
-            k = 0 if (a and b) else (2 if (a or b) else 1)
-            side[t] = k
-            counts[c, k] += 1
+        _label_pairs(member, pi, pj, c * PAIR_CHUNK, min(n, (c + 1) * PAIR_CHUNK), side, counts[c])
     offsets = np.empty((n_chunks, 3), dtype=np.int64)
     total = np.zeros(3, dtype=np.int64)
     for c in range(n_chunks):
         for k in range(3):
             offsets[c, k] = total[k]
             total[k] += counts[c, k]
-    i0, j0, h0 = np.empty(total[0], pi.dtype), np.empty(total[0], pj.dtype), np.empty(total[0], ph.dtype)
-    i1, j1, h1 = np.empty(total[1], pi.dtype), np.empty(total[1], pj.dtype), np.empty(total[1], ph.dtype)
-    i2, j2, h2 = np.empty(total[2], pi.dtype), np.empty(total[2], pj.dtype), np.empty(total[2], ph.dtype)
+    out = _new_sides(total, pi, pj, ph)
     for c in prange(n_chunks):
-        c0 = offsets[c, 0]
-        c1 = offsets[c, 1]
-        c2 = offsets[c, 2]
-        for t in range(c * PAIR_CHUNK, min(n, (c + 1) * PAIR_CHUNK)):
-            k = side[t]
-            if k == 0:
-                i0[c0], j0[c0], h0[c0] = pi[t], pj[t], ph[t]
-                c0 += 1
-            elif k == 1:
-                i1[c1], j1[c1], h1[c1] = pi[t], pj[t], ph[t]
-                c1 += 1
-            else:
-                i2[c2], j2[c2], h2[c2] = pi[t], pj[t], ph[t]
-                c2 += 1
-    return i0, j0, h0, i1, j1, h1, i2, j2, h2
+        _copy_pairs(pi, pj, ph, side, c * PAIR_CHUNK, min(n, (c + 1) * PAIR_CHUNK), offsets[c, 0], offsets[c, 1],
+                    offsets[c, 2], out)
+    return out
 
 
 #: Pairs from which, with more than one thread, :func:`_pair_sides_parallel` partitions them: below, the
