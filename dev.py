@@ -82,7 +82,7 @@ def test(args):
     suite = [PY, "-m", "pytest", "-q", "-rs", *args]
     print("+", " ".join(str(c) for c in suite), "(in the background; its output follows the kernel passes)", flush=True)
     with tempfile.TemporaryFile("w+", encoding="utf-8") as log:
-        main = subprocess.Popen([str(c) for c in suite], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen([str(c) for c in suite], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         try:
             # Kernels must stay valid Python and in bounds: numba itself checks neither.
             nojit = dict(env, NUMBA_DISABLE_JIT="1")
@@ -93,11 +93,11 @@ def test(args):
                                ("NUMBA_BOUNDSCHECK=1 kernel pass", rc_bounds)):
                 print(f"{name}: {'ok' if code == 0 else f'FAILED (exit {code})'}", flush=True)
             print("waiting for the full suite", flush=True)
-            rc = main.wait()
+            rc = proc.wait()
         finally:
-            if main.poll() is None:  # interrupted: do not leave the suite running
-                main.kill()
-                main.wait()
+            if proc.poll() is None:  # interrupted: do not leave the suite running
+                proc.kill()
+                proc.wait()
         log.seek(0)
         sys.stdout.write(log.read())
         sys.stdout.flush()

@@ -144,6 +144,11 @@ class McRank:
         return self._proba(F) @ np.arange(self.n_columns, dtype=np.float64)
 
 
+def _mean_query_cost(cost, ptr):
+    """The loss :class:`Lambda` reports: the kernel's per-query costs averaged over the queries."""
+    return float(cost.sum() / (ptr.shape[0] - 1))
+
+
 class Lambda:
     n_columns = 1
 
@@ -167,13 +172,13 @@ class Lambda:
         res = lambda_gradients(F, y, ptr, self.metric, self.k, self.sigma, out=(g, h), n_threads=self.n_threads,
                                return_pairs=self.pairs, return_cost=want_loss, **self.kernel_options)
         self.last_pairs = res[2] if self.pairs else None
-        return float(res[-1].sum() / (ptr.shape[0] - 1)) if want_loss else None
+        return _mean_query_cost(res[-1], ptr) if want_loss else None
 
     def loss(self, F, y, ptr):
         from lambda_objectives import lambda_gradients
 
-        return float(lambda_gradients(F, y, ptr, self.metric, self.k, self.sigma, n_threads=self.n_threads,
-                                      return_cost=True, **self.kernel_options)[2].sum() / (ptr.shape[0] - 1))
+        return _mean_query_cost(lambda_gradients(F, y, ptr, self.metric, self.k, self.sigma, n_threads=self.n_threads,
+                                                 return_cost=True, **self.kernel_options)[2], ptr)
 
     def ranking_scores(self, F):
         return F
