@@ -52,10 +52,15 @@ def test_ideal_dcg_is_the_descending_sort_at_every_size():
         for k in (0, 1, 10):
             kk = n if k == 0 else min(k, n)
             assert ideal_dcg(g, k, disc) == sum(np.sort(g)[::-1][:kk] * disc[:kk])
-    # real-valued gains need more than two radix passes: the merge sort, the same sum
-    g = rng.random(120) * 5.0
-    disc = discount_table(120)
-    assert ideal_dcg(g, 0, disc) == sum(np.sort(g)[::-1] * disc)
+    # whole gains are counted, others sorted (real-valued ones need more than two radix passes: the
+    # merge sort; whole ones at or above the counting range: the radix sort): the same sum every way
+    for n in (5, 120, 400):
+        disc = discount_table(n)
+        for g in (rng.random(n) * 5.0, np.exp2(rng.integers(0, 14, n).astype(np.float64)) - 1.0,
+                  rng.integers(0, 3, n) * 1023.0, rng.integers(0, 3, n) * 1024.0, np.zeros(n)):
+            for k in (0, 1, 3, n + 5):
+                kk = n if k == 0 else min(k, n)
+                assert ideal_dcg(g, k, disc) == sum(np.sort(g)[::-1][:kk] * disc[:kk])
 
 
 def test_discount_table_is_the_definition_with_libms_scalar_log2_bit_for_bit():

@@ -194,20 +194,49 @@ def dcg_in_order(values, order, kk, disc):
     return total
 
 
+#: whole-number gains below this are summed by counting in :func:`ideal_dcg`
+_COUNTING_GAINS = 1024
+
+
 @njit(cache=True)
 def ideal_dcg(gains, k, disc):
     """IDCG@k: the DCG@k of ``gains`` sorted descending (0 when every gain is 0).
 
-    Graded gains differ in a dozen bits of their patterns, so above the insertion sort's range they
-    are sorted by the radix sort when it needs at most two passes (``2**l − 1`` for grades 0..4:
-    two), by :func:`stable_order_desc` otherwise; the same sorted values either way."""
+    The descending sequence of the gains is unique, so any way of producing it gives the same sum
+    bit for bit. Whole-number gains below ``_COUNTING_GAINS`` (``2**l − 1`` up to grade 9, linear
+    grades) are counted, O(n + max gain), and the top ``k`` read off the counts; other gains are
+    sorted: above the insertion sort's range by the radix sort when it needs at most two passes, by
+    :func:`stable_order_desc` otherwise."""
     n = gains.shape[0]
+    kk = cutoff(n, k)
+    top = 0
+    whole = True
+    for i in range(n):
+        x = gains[i]
+        if not (x >= 0.0 and x < _COUNTING_GAINS and x == math.floor(x)):
+            whole = False
+            break
+        if x > top:
+            top = int(x)
+    total = 0.0
+    if whole:
+        counts = np.zeros(top + 1, dtype=np.int64)
+        for i in range(n):
+            counts[int(gains[i])] += 1
+        r = 0
+        v = top
+        while v > 0 and r < kk:  # gains of 0 add nothing
+            for _ in range(counts[v]):
+                if r == kk:
+                    break
+                total += v * disc[r]
+                r += 1
+            v -= 1
+        return total
     if n > _INSERTION_MAX and n <= _RADIX_MIN:
         ideal = gains[_radix_order_desc(gains, 2)]
     else:
         ideal = gains[stable_order_desc(gains)]
-    kk = cutoff(ideal.shape[0], k)
-    total = 0.0
     for r in range(kk):
         total += ideal[r] * disc[r]
     return total
