@@ -4,7 +4,8 @@ At 100 / 1,000 / 5,000 / 20,000 documents a query (the same number of rows at ev
 round and per 20,000 rows, at 1 and 2 threads, min and median over repeats:
 
 * ours: ``lambda_gradients`` ΔNDCG over the full list (O(n²) a query), ΔNDCG@10 (O(n·10)) and the
-  sampled pairs ``pair_method="mean"`` with one partner a document (O(n));
+  sampled pairs ``pair_method="mean"`` with one partner a document (O(n)); each repeat times up to
+  ``--rounds`` calls in a row (at least 0.1 s of them), like the engines' trainings of that many rounds;
 * LightGBM's ``lambdarank`` (its defaults: 30 pairs deep) and XGBoost's ``rank:ndcg`` with
   ``lambdarank_pair_method="topk"`` (its default) and ``"mean"`` (one sampled partner a document).
   An engine's objective time per round is (its native training − the same training with a custom
@@ -28,6 +29,7 @@ Run: ``python -m comparisons.bench.long_lists [--quick] [--rows N] [--sizes 100 
 
 import argparse
 import json
+import time
 from contextlib import contextmanager
 
 import numpy as np
@@ -56,19 +58,39 @@ def _data(rows, docs, seed=0):
     return X, y, s, np.arange(0, n + 1, docs, dtype=np.int64)
 
 
-def ours(sizes, rows, repeats):
-    """``{(size, name, threads): {"min", "median"}}`` seconds per call per :data:`PER` rows."""
+#: each repeat of ours lasts at least this many seconds (up to ``rounds`` calls in a row)
+WINDOW = 0.1
+
+
+def ours(sizes, rows, repeats, rounds=1):
+    """``{(size, name, threads): {"min", "median"}}`` seconds per call per :data:`PER` rows.
+
+    Each repeat times calls in a row (the sampled pairs drawing afresh with ``iteration=`` 0, 1, ...),
+    as many as last :data:`WINDOW` seconds, at most ``rounds``, as an engine's figure is a training of
+    ``rounds`` rounds: one call of a few milliseconds alone is too short a window on a shared machine
+    (the first sizes measured in a fresh process came out up to 1.6× slower than the same calls a
+    minute later)."""
     out = {}
     for docs in sizes:
         _, y, s, ptr = _data(rows, docs)
         scale = PER / y.shape[0]
         for name, opts in OURS.items():
-            calls = {nt: (lambda nt=nt: lambda_gradients(s, y, ptr, "ndcg", n_threads=nt, **opts)) for nt in THREADS}
-            for fn in calls.values():
-                fn()  # compilation, first touch
+            def calls_of(nt, times, opts=opts):
+                def call():
+                    for i in range(times):
+                        lambda_gradients(s, y, ptr, "ndcg", n_threads=nt, **opts,
+                                         **({"iteration": i} if "pair_method" in opts else {}))
+                return call
+
+            first = {}
+            for nt in THREADS:  # compilation, first touch; then the calls a repeat makes
+                t0 = time.perf_counter()
+                calls_of(nt, 1)()
+                first[nt] = max(1, min(rounds, int(WINDOW / max(time.perf_counter() - t0, 1e-9))))
+            calls = {nt: calls_of(nt, first[nt]) for nt in THREADS}
             t = interleaved(calls, repeats)
             for nt in THREADS:
-                out[(docs, name, nt)] = {m: t[nt][m] * scale for m in ("min", "median")}
+                out[(docs, name, nt)] = {m: t[nt][m] / first[nt] * scale for m in ("min", "median")}
     return out
 
 
@@ -186,7 +208,7 @@ def run(quick=False, rows=None, sizes=None, repeats=None, rounds=None, one=None)
     rounds = rounds or (3 if quick else 5)
     one = PER if one is None else one
     long_query = one_query(one, max(repeats, 3)) if one else None
-    times = ours(sizes, rows, repeats)
+    times = ours(sizes, rows, repeats, rounds)
     for engine in ("lightgbm", "xgboost"):
         times.update(run_isolated(engine_times, engine, sizes, rows, repeats, rounds))
     names = list(OURS) + ["lightgbm_lambdarank", "xgboost_topk", "xgboost_mean"]
