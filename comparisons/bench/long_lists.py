@@ -11,7 +11,9 @@ round and per 20,000 rows, at 1 and 2 threads, min and median over repeats:
   An engine's objective time per round is (its native training − the same training with a custom
   objective handing back fixed gradients) ÷ rounds: both grow the same trees on the same data, so the
   difference is the objective. Each engine runs in its own process (their OpenMP runtimes interfere).
-* ours *inside* XGBoost: ``XGBoostObjective("ndcg", pair_method="mean", num_pair_per_sample=1)`` timed
+* ours *inside* XGBoost: ``XGBoostObjective("ndcg", pair_method="mean", num_pair_per_sample=1)``, its
+  ``n_threads`` the engine's ``nthread`` (before 2026-11-27 21:00 UTC it ran on every thread in both
+  columns), timed
   the same way as the native objective (its training − the fixed-gradient training), so the adapter's
   own work (the engine's hand-over, the data-set cache check, the float32 hand-back) counts and the
   engine's custom-objective plumbing (the margins copied out, the gradients copied in), which the
@@ -195,8 +197,16 @@ def _engine_runs(engine, X, y, ptr, g, h, rounds):
         params = {"objective": "rank:ndcg", "lambdarank_pair_method": method}
         runs.append((f"xgboost_{method}", lambda nt, p=params: train(p, nt),
                      lambda nt: train({"disable_default_eval_metric": 1}, nt, obj=lambda preds, d: (g, h)),
-                     (lambda nt: train({"disable_default_eval_metric": 1}, nt, obj=ours)) if method == "mean" else None))
+                     (lambda nt: train({"disable_default_eval_metric": 1}, nt, obj=_threads(ours, nt)))
+                     if method == "mean" else None))
     return runs
+
+
+def _threads(objective, nt):
+    """``objective`` set to ``nt`` numba threads, the engine's own ``nthread`` (its default is every
+    thread numba started, whatever the engine was given)."""
+    objective.n_threads = nt
+    return objective
 
 
 def run(quick=False, rows=None, sizes=None, repeats=None, rounds=None, one=None):
