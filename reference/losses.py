@@ -145,8 +145,9 @@ class McRank:
 
 
 def _mean_query_cost(cost, ptr):
-    """The loss :class:`Lambda` reports: the kernel's per-query costs averaged over the queries."""
-    return float(cost.sum() / (ptr.shape[0] - 1))
+    """The loss the ranking objectives report: per-query costs (an array, or their sum) averaged over
+    every query of ``ptr``, those too short to have a pair counted as 0."""
+    return float(np.sum(cost) / (ptr.shape[0] - 1))
 
 
 class Lambda:
@@ -214,7 +215,7 @@ class XENDCG:
             z = F[a:b] - F[a:b].max()
             phi = np.exp2(y[a:b]) - 0.5
             total -= float(np.sum(phi / phi.sum() * (z - np.log(np.exp(z).sum()))))
-        return total / (ptr.shape[0] - 1)
+        return _mean_query_cost(total, ptr)
 
     def ranking_scores(self, F):
         return F
@@ -275,7 +276,7 @@ class YetiRank:
                 w = np.abs((t[:-1] - t[1:]) * (1.0 / logs[pos - 1] - 1.0 / logs[pos])) / idcg
             sign = np.where(t[:-1] > t[1:], 1.0, -1.0)  # margin of the better-labelled document
             total += float(np.sum(w * np.logaddexp(0.0, -sign * (s[:-1] - s[1:]))))
-        return total / (ptr.shape[0] - 1)
+        return _mean_query_cost(total, ptr)
 
     def ranking_scores(self, F):
         return F
@@ -326,7 +327,7 @@ class Listwise:
 
     def loss(self, F, y, ptr):
         total = sum(self._query_loss(F[a:b], y[a:b]) for a, b in zip(ptr[:-1], ptr[1:]) if b > a)
-        return total / (ptr.shape[0] - 1)
+        return _mean_query_cost(total, ptr)
 
     def ranking_scores(self, F):
         return F
