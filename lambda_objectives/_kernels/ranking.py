@@ -118,23 +118,21 @@ def _radix_order_desc(s, max_passes):
     return order
 
 
-#: labels below this (whole numbers >= 0) are ordered by counting in :func:`stable_order_asc`
+#: values below this (whole numbers >= 0: graded labels, their ``2**l − 1`` gains up to grade 8) are
+#: ordered by counting in :func:`stable_order_asc` and :func:`ideal_dcg`
 _COUNTING_LABELS = 256
 
 
 @njit(cache=True)
-def stable_order_asc(v):
-    """Indices that sort ``v`` ascending, ties in input order (stable): ``np.argsort(v, kind="mergesort")``.
-
-    Graded labels (whole numbers in ``[0, 256)``) are ordered by counting, O(n + 256), the same
-    permutation as the merge sort; anything else falls back to the merge sort.
-    """
+def _counting_order_asc(v):
+    """The stable ascending order of ``v`` by counting, O(n + 256), when every value is a whole number
+    in ``[0, 256)``; otherwise an empty array (the callers sort instead)."""
     n = v.shape[0]
     counts = np.zeros(_COUNTING_LABELS + 1, dtype=np.int64)
     for i in range(n):
         x = v[i]
         if not (x >= 0.0 and x < _COUNTING_LABELS and x == math.floor(x)):
-            return np.argsort(v, kind="mergesort")
+            return np.empty(0, dtype=np.int64)
         counts[int(x) + 1] += 1
     for c in range(_COUNTING_LABELS):
         counts[c + 1] += counts[c]
@@ -144,6 +142,19 @@ def stable_order_asc(v):
         order[counts[c]] = i
         counts[c] += 1
     return order
+
+
+@njit(cache=True)
+def stable_order_asc(v):
+    """Indices that sort ``v`` ascending, ties in input order (stable): ``np.argsort(v, kind="mergesort")``.
+
+    Graded labels (whole numbers in ``[0, 256)``) are ordered by counting (:func:`_counting_order_asc`),
+    the same permutation as the merge sort; anything else falls back to the merge sort.
+    """
+    order = _counting_order_asc(v)
+    if order.shape[0] == v.shape[0]:
+        return order
+    return np.argsort(v, kind="mergesort")
 
 
 @njit(cache=True)
@@ -194,44 +205,22 @@ def dcg_in_order(values, order, kk, disc):
     return total
 
 
-#: whole-number gains below this are summed by counting in :func:`ideal_dcg`
-_COUNTING_GAINS = 1024
-
-
 @njit(cache=True)
 def ideal_dcg(gains, k, disc):
     """IDCG@k: the DCG@k of ``gains`` sorted descending (0 when every gain is 0).
 
     The descending sequence of the gains is unique, so any way of producing it gives the same sum
-    bit for bit. Whole-number gains below ``_COUNTING_GAINS`` (``2**l − 1`` up to grade 9, linear
-    grades) are counted, O(n + max gain), and the top ``k`` read off the counts; other gains are
-    sorted: above the insertion sort's range by the radix sort when it needs at most two passes, by
+    bit for bit. Whole-number gains below 256 (``2**l − 1`` up to grade 8, linear grades) are ordered
+    by counting (:func:`_counting_order_asc`, read backwards); other gains are sorted: above the
+    insertion sort's range by the radix sort when it needs at most two passes, by
     :func:`stable_order_desc` otherwise."""
     n = gains.shape[0]
     kk = cutoff(n, k)
-    top = 0
-    whole = True
-    for i in range(n):
-        x = gains[i]
-        if not (x >= 0.0 and x < _COUNTING_GAINS and x == math.floor(x)):
-            whole = False
-            break
-        if x > top:
-            top = int(x)
     total = 0.0
-    if whole:
-        counts = np.zeros(top + 1, dtype=np.int64)
-        for i in range(n):
-            counts[int(gains[i])] += 1
-        r = 0
-        v = top
-        while v > 0 and r < kk:  # gains of 0 add nothing
-            for _ in range(counts[v]):
-                if r == kk:
-                    break
-                total += v * disc[r]
-                r += 1
-            v -= 1
+    asc = _counting_order_asc(gains)
+    if asc.shape[0] == n:
+        for r in range(kk):
+            total += gains[asc[n - 1 - r]] * disc[r]
         return total
     if n > _INSERTION_MAX and n <= _RADIX_MIN:
         ideal = gains[_radix_order_desc(gains, 2)]
