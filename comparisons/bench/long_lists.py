@@ -84,15 +84,15 @@ def ours(sizes, rows, repeats, rounds=1):
                                          **({"iteration": i} if "pair_method" in opts else {}))
                 return call
 
-            first = {}
+            per_repeat = {}
             for nt in THREADS:  # compilation, first touch; then the calls a repeat makes
                 t0 = time.perf_counter()
                 calls_of(nt, 1)()
-                first[nt] = max(1, min(rounds, int(WINDOW / max(time.perf_counter() - t0, 1e-9))))
-            calls = {nt: calls_of(nt, first[nt]) for nt in THREADS}
+                per_repeat[nt] = max(1, min(rounds, int(WINDOW / max(time.perf_counter() - t0, 1e-9))))
+            calls = {nt: calls_of(nt, per_repeat[nt]) for nt in THREADS}
             t = interleaved(calls, repeats)
             for nt in THREADS:
-                out[(docs, name, nt)] = {m: t[nt][m] / first[nt] * scale for m in ("min", "median")}
+                out[(docs, name, nt)] = {m: t[nt][m] / per_repeat[nt] * scale for m in ("min", "median")}
     return out
 
 
