@@ -60,9 +60,9 @@ def _describe(n_queries, docs, seed, train, vali, test):
 
 
 def _per_query(scores, d):
-    from lambda_objectives import metric_values
+    from lambda_objectives import metric_values_table
 
-    return {m: metric_values(scores, d.y, d.group_ptr, m).tolist() for m in ("ndcg@10", "err@10")}
+    return {m: v.tolist() for m, v in metric_values_table(scores, d.y, d.group_ptr, ("ndcg@10", "err@10")).items()}
 
 
 def lightgbm_systems(n_queries, docs, rounds, seed, threads):

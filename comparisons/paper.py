@@ -116,13 +116,14 @@ def fit_cell(cfg):
     t = time.perf_counter()
     with contextlib.redirect_stdout(progress):
         model.fit(tr.X, tr.y, group=tr.group, eval_set=[(va.X, va.y, va.group), (te.X, te.y, te.group)],
-                  history_metrics=MEASURES + EXTRA, history_options=opts, verbose=True, bin_mapper=bins)
+                  history_metrics=MEASURES + EXTRA, history_options=opts, verbose=True, bin_mapper=bins,
+                  history_loss="train")  # the grid reads the training loss; an eval set's would cost a gradient call
     return model, (tr, va, te), opts, time.perf_counter() - t, progress.stamps
 
 
 def one_run(cfg):
     """Train one configuration on one fold; a JSON-serialisable result with per-query test values."""
-    from lambda_objectives import metric_values
+    from lambda_objectives import metric_values_table
 
     model, (tr, va, te), opts, seconds, _ = fit_cell(cfg)
     measures = MEASURES + EXTRA
@@ -131,7 +132,7 @@ def one_run(cfg):
 
     def per_query(n_iter):
         s = model.predict(te.X, n_iterations=n_iter)
-        return {m: metric_values(s, te.y, te.group_ptr, m, **opts).tolist() for m in measures}
+        return {m: v.tolist() for m, v in metric_values_table(s, te.y, te.group_ptr, measures, **opts).items()}
 
     # a round's tree time, without the first round (it loads or compiles the kernels) and the metrics
     rounds = model.fit_seconds_[1:] or model.fit_seconds_

@@ -311,7 +311,7 @@ def _train(engine, spec, tr, va, hp, rounds, patience, seed):
 def one_task(cfg):
     """Every grid configuration of one (data set, fold, engine, objective); per-query test values of
     the configuration with the best validation NDCG@10 (LightGBM convention, the engines' own)."""
-    from lambda_objectives import metric_values
+    from lambda_objectives import metric_values, metric_values_table
 
     tr, va, te = load_fold(cfg["data"], cfg["fold"])
     spec = SYSTEMS[(cfg["engine"], cfg["system"])]
@@ -325,7 +325,8 @@ def one_task(cfg):
         runs.append((vali, hp, best, seconds, predict, diverged))
     vali, hp, best, seconds, predict, diverged = max(runs, key=lambda r: r[0])
     s = predict(te.X)
-    test = {m: metric_values(s, te.y, te.group_ptr, m, convention=cfg["convention"]).tolist() for m in METRICS}
+    test = {m: v.tolist() for m, v in
+            metric_values_table(s, te.y, te.group_ptr, METRICS, convention=cfg["convention"]).items()}
     out = {"vali_ndcg@10": vali, "hp": hp, "best_iteration": best, "rounds": cfg["rounds"],
            "seconds": float(sum(r[3] for r in runs)), "test": test, "n_test_queries": int(te.n_queries)}
     if any(r[5] is not None for r in runs):  # only then: results stored before this rule stay as they were

@@ -68,11 +68,12 @@ from .metrics import (  # noqa: E402
     mean_metric,
     metric_table,
     metric_values,
+    metric_values_table,
     parse_metric,
 )
 
 __all__ += ["CONVENTIONS", "METRICS", "convention_label", "mean_metric", "metric_table", "metric_values",
-            "parse_metric"]
+            "metric_values_table", "parse_metric"]
 # --- lambdas ---
 from .lambdas import LAMBDA_METRICS, OBJECTIVES, LambdaPairs, lambda_gradients  # noqa: E402
 from .xendcg import xendcg_gradients  # noqa: E402

@@ -129,15 +129,25 @@ class McRank:
         prior /= prior.sum()
         return np.tile(np.log(prior), (y.shape[0], 1))
 
-    def gradients(self, F, y, ptr, g, h):
+    #: :meth:`gradients` can return :meth:`loss` at ``F`` from the same class probabilities
+    loss_with_gradients = True
+
+    def gradients(self, F, y, ptr, g, h, want_loss=False):
+        """Fill ``g``, ``h`` at ``F``; with ``want_loss``, return :meth:`loss` at ``F`` too (from the
+        probabilities the gradients use: the same number as a second call)."""
         p = self._proba(F)
         onehot = np.zeros_like(p)
         onehot[np.arange(y.shape[0]), y.astype(np.int64)] = 1.0
         g[:] = p - onehot
         h[:] = np.maximum(p * (1 - p), 1e-16)
+        return self._log_loss(p, y) if want_loss else None
 
     def loss(self, F, y, ptr):
-        p = self._proba(F)
+        return self._log_loss(self._proba(F), y)
+
+    @staticmethod
+    def _log_loss(p, y):
+        """The mean negative log-probability of each row's own grade (probabilities floored at 1e-300)."""
         return float(-np.mean(np.log(np.maximum(p[np.arange(y.shape[0]), y.astype(np.int64)], 1e-300))))
 
     def ranking_scores(self, F):

@@ -227,6 +227,14 @@ class MARTRanker(BaseEstimator):
         ``"loss"`` (minimised); a name that is not recorded, or that the eval labels cannot score,
         raises ``ValueError`` before training. ``init_score``/``eval_init_score`` are copied, never modified.
 
+        ``history_loss``: ``True`` records the loss on every set, ``"train"`` on the training data only
+        (the eval sets' ``"loss"`` then holds NaN, as with ``False`` for every set). The training loss
+        comes nearly free from the round's gradient call; an eval set's pairwise loss costs a
+        gradient call of its own each round (a third of a LambdaMART round with two eval sets the
+        size of half the training data), so ``"train"`` is the setting when only the metrics of the
+        eval sets are wanted. Early stopping on ``"loss"`` needs ``True``. The metrics of a set are
+        computed in one :func:`lambda_objectives.metric_values_table` call a round.
+
         ``bin_mapper``: a :class:`reference.binning.BinMapper` with this ranker's ``max_bin`` to bin
         with, instead of a new one. Unfitted, it is fitted on ``X`` here; fitted, it is used as is (its
         bins must have been learned on this ``X``, e.g. by an earlier fit: several fits on one training
@@ -246,6 +254,10 @@ class MARTRanker(BaseEstimator):
         from lambda_objectives import check_labels
 
         self._check_params()
+        if isinstance(history_loss, (bool, np.bool_)):
+            history_loss = bool(history_loss)
+        elif not (isinstance(history_loss, str) and history_loss == "train"):
+            raise ValueError(f"history_loss must be True, False or 'train' (the training data only), got {history_loss!r}")
         if y is None:
             raise ValueError("MARTRanker requires y to be passed, but the target y is None")
         X, qid = split_qid_column(X, qid)
@@ -260,6 +272,9 @@ class MARTRanker(BaseEstimator):
             if not eval_set:
                 raise ValueError("early_stopping_rounds needs an eval_set to watch (fit(..., eval_set=[(X_val, y_val, "
                                  "group_val)]))")
+            if eval_metric == "loss" and history_loss is not True:
+                raise ValueError(f"eval_metric 'loss' watches the eval set's loss, which history_loss={history_loss!r} "
+                                 "does not record: pass history_loss=True or watch a metric")
             if eval_metric != "loss" and eval_metric not in history_metrics:
                 raise ValueError(f"eval_metric {eval_metric!r} is not recorded, so early stopping could not watch it: "
                                  f"use one of history_metrics {list(history_metrics)} or 'loss', or add it to "
@@ -324,7 +339,11 @@ class MARTRanker(BaseEstimator):
 
         for m in history_metrics:
             parse_metric(m)  # an unknown name fails before training, not after the first tree
+        if len(set(history_metrics)) != len(history_metrics):
+            raise ValueError(f"history_metrics names a metric twice: {list(history_metrics)}")
         self._history_metrics, self._history_options = history_metrics, history_options
+        # the metrics each set's labels can score, found once: labels do not change between rounds
+        scorable = {name: _scorable(history_metrics, yy, pp, history_options) for name, _, yy, pp, _ in sets}
         self.history_ = {name: {m: [] for m in history_metrics + ("loss",)} for name, *_ in sets}
         self.fit_seconds_ = []
         ncol = self.n_columns_
@@ -369,7 +388,9 @@ class MARTRanker(BaseEstimator):
                 _add_round(round_trees, b, S)
             self.fit_seconds_.append(time.perf_counter() - t0)
             for (name, b, yy, pp, _), S in zip(sets, scores):
-                self._record(name, loss, S, yy, pp, history_loss and not (deferred and name == "train"))
+                with_loss = (history_loss is True or (history_loss == "train" and name == "train")) \
+                    and not (deferred and name == "train")
+                self._record(name, loss, S, yy, pp, scorable[name], with_loss)
             if early_stopping_rounds and len(sets) > 1:
                 value = self.history_[sets[-1][0]][eval_metric][-1] if eval_metric != "loss" else \
                     -self.history_[sets[-1][0]]["loss"][-1]
@@ -414,19 +435,22 @@ class MARTRanker(BaseEstimator):
                             replace=False)] = True
         return mask
 
-    def _record(self, name, loss, S, y, ptr, with_loss):
-        from lambda_objectives import metric_values
+    def _record(self, name, loss, S, y, ptr, scorable, with_loss):
+        from lambda_objectives import metric_values_table
 
-        rank = loss.ranking_scores(S)
         hist = self.history_[name]
-        for m in self._history_metrics:
+        values = {}
+        if scorable:
             try:
-                v = float(np.mean(metric_values(rank, y, ptr, m, n_threads=self.n_threads, **self._history_options)))
+                table = metric_values_table(loss.ranking_scores(S), y, ptr, scorable, n_threads=self.n_threads,
+                                            **self._history_options)
+                values = {m: float(np.mean(v)) for m, v in table.items()}
             except ValueError:
-                # a metric these labels cannot define (ERR or exponential gain on real-valued labels):
-                # NaN for this metric only; early stopping on it was refused before training
-                v = float("nan")
-            hist[m].append(v)
+                pass  # scores that are no longer finite: NaN for every metric, as for one it cannot score
+        for m in self._history_metrics:
+            # a metric these labels cannot define (ERR or exponential gain on real-valued labels): NaN
+            # for this metric only; early stopping on it was refused before training
+            hist[m].append(values.get(m, float("nan")))
         hist["loss"].append(loss.loss(S, y, ptr) if with_loss else float("nan"))
 
     # ------------------------------------------------------------------ prediction
@@ -583,6 +607,21 @@ class MARTRanker(BaseEstimator):
             raise ValueError(f"X has {X.shape[1]} features, but MARTRanker is expecting {self.n_features_} "
                              "features as input (the number it was fitted on)")
         return X
+
+
+def _scorable(metrics, y, ptr, options):
+    """The names of ``metrics`` that labels ``y`` can score with ``options`` (ERR and exponential gain
+    need whole-number grades...): each tried once on zero scores."""
+    from lambda_objectives import metric_values
+
+    keep = []
+    for m in metrics:
+        try:
+            metric_values(np.zeros(y.shape[0]), y, ptr, m, **options)
+        except ValueError:
+            continue
+        keep.append(m)
+    return tuple(keep)
 
 
 def _add_round(trees, binned, S):

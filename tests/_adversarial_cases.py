@@ -10,7 +10,7 @@ import numpy as np
 #: inputs it takes (and to that family's call table in test_adversarial.py).
 FAMILIES = {
     # (scores, labels, group_ptr) kernels and metrics, run on every bad-input case
-    "kernel": ["metric_values", "mean_metric", "metric_table", "lambda_gradients", "xendcg_gradients",
+    "kernel": ["metric_values", "metric_values_table", "mean_metric", "metric_table", "lambda_gradients", "xendcg_gradients",
                "yetirank_gradients", "catboost_lambdamart_gradients", "catboost_yetirank_expected_gradients",
                "best_linear_combination", "softmax_gradients", "listmle_gradients", "plrank_gradients"],
     # (scores, labels, group_ptr) that train CatBoost: run on the cases that must raise before it

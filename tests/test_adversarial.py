@@ -81,6 +81,7 @@ def _family_calls(family, table):
 
 KERNELS = {
     "metric_values": lambda s, y, p: lo.metric_values(s, y, p, "ndcg@3"),
+    "metric_values_table": lambda s, y, p: lo.metric_values_table(s, y, p, ("ndcg@3", "err", "mrr@2")),
     "mean_metric": lambda s, y, p: lo.mean_metric(s, y, p, "err@3"),
     "metric_table": lambda s, y, p: lo.metric_table(s, y, p, metrics=("ndcg@3", "map")),
     "lambda_gradients": lambda s, y, p: lo.lambda_gradients(s, y, p, "ndcg"),
@@ -94,7 +95,7 @@ KERNELS = {
     "softmax_gradients": lambda s, y, p: lo.softmax_gradients(s, y, p),
     "listmle_gradients": lambda s, y, p: lo.listmle_gradients(s, y, p),
 }
-METRIC_KERNELS = ("metric_values", "mean_metric", "metric_table", "best_linear_combination")
+METRIC_KERNELS = ("metric_values", "metric_values_table", "mean_metric", "metric_table", "best_linear_combination")
 
 
 def test_kernel_table_is_complete():
@@ -104,6 +105,8 @@ def test_kernel_table_is_complete():
 def _values(result):
     """The numbers of a kernel's result (arrays, a float, a dict of floats, a tuple of them)."""
     if isinstance(result, dict):
+        if any(isinstance(v, np.ndarray) for v in result.values()):
+            return np.concatenate([np.ravel(v) for v in result.values()])
         return np.array([v for v in result.values() if isinstance(v, (int, float, np.floating))], float)
     if isinstance(result, tuple):
         return np.concatenate([np.ravel(np.asarray(r, float)) for r in result if isinstance(r, (np.ndarray, float))])
@@ -133,7 +136,7 @@ def test_kernel_bad_input(name, case, s, y, p, outcome):
         if name in METRIC_KERNELS or case == "float_group_ptr":
             # 1e300 × scores ranks as the scores do: every metric is the same; float boundaries are the ints
             np.testing.assert_allclose(v, ref, rtol=1e-12)
-        if name in ("metric_values", "mean_metric", "metric_table"):
+        if name in ("metric_values", "metric_values_table", "mean_metric", "metric_table"):
             assert np.all((v >= 0) & (v <= 1))
 
 

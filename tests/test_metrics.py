@@ -8,7 +8,7 @@ from conftest import shared_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lambda_objectives import METRICS, mean_metric, metric_table, metric_values, parse_metric
+from lambda_objectives import METRICS, mean_metric, metric_table, metric_values, metric_values_table, parse_metric
 
 EXAMPLES = 200 if not numba.config.DISABLE_JIT else 60
 
@@ -100,6 +100,43 @@ def test_parse_metric_and_means():
     assert set(table) == {"ndcg@1", "mrr"}
 
 
+@pytest.mark.kernel
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(b=batches(), gain=st.sampled_from(["exp", "linear"]), threshold=st.sampled_from([0.0, 1.0]),
+       ideal_zero=st.sampled_from(["one", "zero", "drop"]))
+def test_values_table_is_metric_values_to_the_bit(b, gain, threshold, ideal_zero):
+    s, y, ptr, k = b
+    names = [f"{m}@{k}" if k else m for m in METRICS] + ["ndcg@1", "err@2", "map@3", "mrr@70"]
+    names = list(dict.fromkeys(names))
+    opts = dict(gain=gain, threshold=threshold, ideal_zero=ideal_zero, max_label=4.0)
+    table = metric_values_table(s, y, ptr, names, **opts)
+    assert list(table) == names
+    for name in names:
+        np.testing.assert_array_equal(table[name], metric_values(s, y, ptr, name, **opts))
+    means = metric_table(s, y, ptr, names, **opts)
+    for name in names:
+        assert means[name] == mean_metric(s, y, ptr, name, **opts) or np.isnan(means[name])
+
+
+@pytest.mark.parametrize("metrics, match", [([], "empty"), ("ndcg@3", "sequence"), (["ndcg@3", "ndcg@3"], "twice"),
+                                             (["ndcg", "auc"], "unknown metric"), (3, "sequence")])
+def test_values_table_bad_names(metrics, match):
+    with pytest.raises(ValueError, match=match):
+        metric_values_table([0.2, 0.1], [1.0, 0.0], [0, 2], metrics)
+
+
+def test_values_table_checks_labels_for_every_metric():
+    # MAP takes real-valued labels, ERR does not: together they need whole grades, named in the error
+    s, y, ptr = [0.2, 0.1], [1.5, 0.0], [0, 2]
+    metric_values_table(s, y, ptr, ["map", "mrr@1"])
+    with pytest.raises(ValueError, match="integer"):
+        metric_values_table(s, y, ptr, ["map", "err"])
+    with pytest.raises(ValueError, match="non-finite"):
+        metric_values_table([np.nan, 0.0], [1.0, 0.0], ptr, ["map", "ndcg"])
+    np.testing.assert_array_equal(metric_values_table([0.0, 1.0], [1, 0], ptr, ["mrr", "ndcg@1"], n_threads=1)["mrr"],
+                                  [0.5])
+
+
 def test_thread_count_does_not_change_values():
     rng = np.random.default_rng(0)
     ptr = np.concatenate(([0], np.cumsum(rng.integers(1, 50, 300))))
@@ -107,6 +144,10 @@ def test_thread_count_does_not_change_values():
     for metric in METRICS:
         np.testing.assert_array_equal(metric_values(s, y, ptr, metric, 10, n_threads=1),
                                       metric_values(s, y, ptr, metric, 10, n_threads=2))
+    one = metric_values_table(s, y, ptr, [f"{m}@10" for m in METRICS], n_threads=1)
+    two = metric_values_table(s, y, ptr, [f"{m}@10" for m in METRICS], n_threads=2)
+    for name in one:
+        np.testing.assert_array_equal(one[name], two[name])
 
 
 @pytest.mark.parametrize(

@@ -340,21 +340,66 @@ def test_plrank_is_refused_by_the_reference_trainer_with_the_engines_named(small
         MARTRanker(metric="plrank", k=10, n_estimators=2).fit(d.X, d.y, group=d.group)
 
 
+@pytest.mark.parametrize("objective", ["lambda", "mcrank"])
 @pytest.mark.parametrize("stop", [None, 2])
-def test_the_training_loss_history_is_the_loss_of_each_rounds_scores(stop):
-    # the training loss after round t is taken from round t + 1's gradient call (the same kernel at
-    # the same scores), the last one after the loop: each entry must still be the loss of the model
-    # of that many rounds, also when early stopping ends the loop
+def test_the_training_loss_history_is_the_loss_of_each_rounds_scores(stop, objective):
+    # the training loss after round t is taken from round t + 1's gradient call (the same kernel or
+    # class probabilities at the same scores), the last one after the loop: each entry must still be
+    # the loss of the model of that many rounds, also when early stopping ends the loop
     tr = make_ranking(40, docs_per_query=(5, 20), n_features=6, seed=3)
     va = make_ranking(20, docs_per_query=(5, 20), n_features=6, seed=4)
-    m = MARTRanker(n_estimators=8, num_leaves=7, min_data_in_leaf=2, n_threads=1)
+    m = MARTRanker(objective=objective, n_estimators=8, num_leaves=7, min_data_in_leaf=2, n_threads=1)
     fit = dict(eval_set=[(va.X, va.y)], eval_group=[va.group], early_stopping_rounds=stop) if stop else {}
     m.fit(tr.X, tr.y, group=tr.group, **fit)
     losses = m.history_["train"]["loss"]
     assert len(losses) == len(m.trees_) and np.isfinite(losses).all()
     for i, value in enumerate(losses, start=1):
-        assert value == pytest.approx(m._loss_obj.loss(m.predict(tr.X, n_iterations=i), tr.y, tr.group_ptr),
+        assert value == pytest.approx(m._loss_obj.loss(m.raw_predict(tr.X, n_iterations=i), tr.y, tr.group_ptr),
                                       rel=1e-12)
     off = MARTRanker(n_estimators=3, num_leaves=7, min_data_in_leaf=2, n_threads=1)
     off.fit(tr.X, tr.y, group=tr.group, history_loss=False)
     assert np.isnan(off.history_["train"]["loss"]).all()
+
+
+@pytest.mark.parametrize("objective", ["lambda", "mcrank"])
+def test_history_loss_train_records_the_same_history_without_the_eval_sets_loss(objective):
+    # "train": the training loss and every set's metrics as with True, to the bit; the eval sets'
+    # loss NaN (it is the one history entry that costs a gradient call per set and round)
+    tr = make_ranking(30, docs_per_query=(5, 20), n_features=6, seed=5)
+    va = make_ranking(15, docs_per_query=(5, 20), n_features=6, seed=6)
+    runs = {}
+    for history_loss in (True, "train", False, np.bool_(True)):
+        m = MARTRanker(objective=objective, n_estimators=4, num_leaves=5, min_data_in_leaf=2, n_threads=1)
+        m.fit(tr.X, tr.y, group=tr.group, eval_set=[(va.X, va.y, va.group)], history_loss=history_loss,
+              history_metrics=("ndcg@3", "err", "map@5"))
+        runs[str(history_loss)] = m.history_
+    full, train, off = runs["True"], runs["train"], runs["False"]
+    assert train["train"] == full["train"] and np.isfinite(train["train"]["loss"]).all()
+    assert np.isnan(train["valid_0"]["loss"]).all() and np.isfinite(full["valid_0"]["loss"]).all()
+    for name in ("train", "valid_0"):
+        for metric in ("ndcg@3", "err", "map@5"):
+            assert train[name][metric] == full[name][metric] == off[name][metric]
+    assert np.isnan(off["train"]["loss"]).all()
+
+
+@pytest.mark.parametrize("history_loss", ["yes", "True", 1, None, "TRAIN"])
+def test_history_loss_takes_true_false_or_train(history_loss):
+    d = make_ranking(10, docs_per_query=(3, 8), n_features=4, seed=0)
+    with pytest.raises(ValueError, match="history_loss must be True, False or 'train'"):
+        MARTRanker(n_estimators=1).fit(d.X, d.y, group=d.group, history_loss=history_loss)
+
+
+@pytest.mark.parametrize("history_loss", [False, "train"])
+def test_early_stopping_on_the_eval_loss_needs_it_recorded(history_loss):
+    # watching a loss that is not recorded would watch NaN and stop at the patience limit, silently
+    d = make_ranking(10, docs_per_query=(3, 8), n_features=4, seed=0)
+    with pytest.raises(ValueError, match="does not record"):
+        MARTRanker(n_estimators=3).fit(d.X, d.y, group=d.group, eval_set=[(d.X, d.y, d.group)],
+                                       early_stopping_rounds=1, eval_metric="loss", history_loss=history_loss)
+
+
+def test_history_metrics_named_twice_raise():
+    d = make_ranking(10, docs_per_query=(3, 8), n_features=4, seed=0)
+    with pytest.raises(ValueError, match="twice"):
+        MARTRanker(n_estimators=1).fit(d.X, d.y, group=d.group, history_metrics=("ndcg@3", "ndcg@3"))
+
