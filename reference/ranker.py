@@ -343,7 +343,7 @@ class MARTRanker(BaseEstimator):
             raise ValueError(f"history_metrics names a metric twice: {list(history_metrics)}")
         self._history_metrics, self._history_options = history_metrics, history_options
         # the metrics each set's labels can score, found once: labels do not change between rounds
-        scorable = {name: _scorable(history_metrics, yy, pp, history_options) for name, _, yy, pp, _ in sets}
+        scorable = {name: _scorable(history_metrics, yy, pp, history_options, name) for name, _, yy, pp, _ in sets}
         self.history_ = {name: {m: [] for m in history_metrics + ("loss",)} for name, *_ in sets}
         self.fit_seconds_ = []
         ncol = self.n_columns_
@@ -609,16 +609,23 @@ class MARTRanker(BaseEstimator):
         return X
 
 
-def _scorable(metrics, y, ptr, options):
-    """The names of ``metrics`` that labels ``y`` can score with ``options`` (ERR and exponential gain
-    need whole-number grades...): each tried once on zero scores."""
+def _scorable(metrics, y, ptr, options, name):
+    """The names of ``metrics`` that labels ``y`` can score with ``options``, each tried once on zero
+    scores. A metric that needs whole-number grades (ERR, exponential gain) and gets real-valued
+    labels is left out (its history is NaN); any other refusal (an unknown option, ``max_label``
+    below a label...) is the caller's mistake and raises, naming the metric and the set."""
     from lambda_objectives import metric_values
 
+    zeros = np.zeros(y.shape[0])
     keep = []
     for m in metrics:
         try:
-            metric_values(np.zeros(y.shape[0]), y, ptr, m, **options)
-        except ValueError:
+            metric_values(zeros, y, ptr, m, **options)
+        except ValueError as exc:
+            try:
+                metric_values(zeros, np.floor(y), ptr, m, **options)  # whole grades: scorable?
+            except ValueError:
+                raise ValueError(f"history metric {m!r} cannot score {name}: {exc}") from None
             continue
         keep.append(m)
     return tuple(keep)

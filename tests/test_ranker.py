@@ -403,3 +403,14 @@ def test_history_metrics_named_twice_raise():
     with pytest.raises(ValueError, match="twice"):
         MARTRanker(n_estimators=1).fit(d.X, d.y, group=d.group, history_metrics=("ndcg@3", "ndcg@3"))
 
+
+
+@pytest.mark.parametrize("options, match", [({"convention": "bogus"}, "convention"),
+                                            ({"max_label": 1}, "exceeds max_label"),
+                                            ({"gain": "cubic"}, "gain")])
+def test_history_options_a_metric_cannot_take_raise_before_training(options, match):
+    # only real-valued labels make a history metric NaN; a bad option would have made it NaN silently
+    d = make_ranking(10, docs_per_query=(3, 8), n_features=4, seed=0)
+    with pytest.raises(ValueError, match=match):
+        MARTRanker(n_estimators=1).fit(d.X, d.y, group=d.group, history_metrics=("ndcg@3", "err"),
+                                       history_options=options)
