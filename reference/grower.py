@@ -649,6 +649,9 @@ class TreeGrower:
             else:
                 order += [len(nodes) - 2, len(nodes) - 1]
             n_leaves += 1
+        # each leaf's rows (node id -> rows), the partition the tree makes of ``rows``: a caller adding
+        # the tree to these rows' scores needs no traversal (the same assignment, ``binned <= bin``)
+        self.leaf_rows_ = {i: nodes[i].rows for i in range(len(nodes)) if i not in children}
         return self._to_array(nodes, children)
 
     def _leaf_value(self, node):

@@ -363,7 +363,7 @@ class MARTRanker(BaseEstimator):
                 loss.gradients(F, y, ptr, g, h)
             rows = self._sample_rows(ptr, rng)
             mask = self._feature_mask(rng)
-            round_trees = []
+            round_trees, round_leaves = [], []
             # the grades' trees share their rows: their root histograms come from one pass
             roots = root_histograms(binned, rows, g, h) if ncol > 1 else None
             for c in range(ncol):
@@ -373,19 +373,23 @@ class MARTRanker(BaseEstimator):
                 if ncol == 1 and getattr(loss, "last_pairs", None) is not None:
                     lp = loss.last_pairs
                     pairs = (lp.i, lp.j, lp.h)
-                tree = TreeGrower(binned, n_bins, gc, hc, rows, num_leaves=self.num_leaves, criterion=self.criterion,
-                                  growth=self.growth, min_data_in_leaf=self.min_data_in_leaf,
-                                  min_sum_hessian_in_leaf=self.min_sum_hessian_in_leaf, lambda_l2=self.lambda_l2,
-                                  max_depth=self._depth_limit(), leaf_value=self.leaf_value, leaf_hessian=self.leaf_hessian,
-                                  pairs=pairs, feature_mask=mask, root_hist=None if roots is None else roots[c]).grow()
+                grower = TreeGrower(binned, n_bins, gc, hc, rows, num_leaves=self.num_leaves, criterion=self.criterion,
+                                    growth=self.growth, min_data_in_leaf=self.min_data_in_leaf,
+                                    min_sum_hessian_in_leaf=self.min_sum_hessian_in_leaf, lambda_l2=self.lambda_l2,
+                                    max_depth=self._depth_limit(), leaf_value=self.leaf_value,
+                                    leaf_hessian=self.leaf_hessian, pairs=pairs, feature_mask=mask,
+                                    root_hist=None if roots is None else roots[c])
+                tree = grower.grow()
+                round_leaves.append(grower.leaf_rows_)
                 leaf = tree["feature"] < 0
                 tree["value"][leaf] *= self.learning_rate
                 for i in np.flatnonzero(~leaf):
                     tree["threshold"][i] = self.bin_mapper_.bin_upper_value(int(tree["feature"][i]), int(tree["bin"][i]))
                 round_trees.append(tree)
             self.trees_.append(round_trees)
-            for (name, b, yy, pp, _), S in zip(sets, scores):
-                _add_round(round_trees, b, S)
+            for k, ((name, b, yy, pp, _), S) in enumerate(zip(sets, scores)):
+                # the training rows the trees were grown on are already sorted into their leaves
+                _add_round(round_trees, b, S, round_leaves if k == 0 and rows.shape[0] == b.shape[0] else None)
             self.fit_seconds_.append(time.perf_counter() - t0)
             for (name, b, yy, pp, _), S in zip(sets, scores):
                 with_loss = (history_loss is True or (history_loss == "train" and name == "train")) \
@@ -631,11 +635,17 @@ def _scorable(metrics, y, ptr, options, name):
     return tuple(keep)
 
 
-def _add_round(trees, binned, S):
+def _add_round(trees, binned, S, leaf_rows=None):
+    """Add a round's trees to the scores ``S`` of ``binned``'s rows: by traversal, or from ``leaf_rows``
+    (each tree's leaf id -> rows, covering every row) when the trees were grown on all of them."""
     for c, t in enumerate(trees):
         col = np.zeros(binned.shape[0])
-        predict_binned(t["feature"], t["bin"], t["left"], t["right"], t["value"],
-                       np.array([0, t.shape[0]], dtype=np.int64), binned, col)
+        if leaf_rows is None:
+            predict_binned(t["feature"], t["bin"], t["left"], t["right"], t["value"],
+                           np.array([0, t.shape[0]], dtype=np.int64), binned, col)
+        else:
+            for i, r in leaf_rows[c].items():
+                col[r] = 0.0 + t["value"][i]  # the traversal's 0.0 + value: the same bits (-0.0 becomes 0.0)
         if S.ndim == 1:
             S += col
         else:

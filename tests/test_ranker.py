@@ -414,3 +414,15 @@ def test_history_options_a_metric_cannot_take_raise_before_training(options, mat
     with pytest.raises(ValueError, match=match):
         MARTRanker(n_estimators=1).fit(d.X, d.y, group=d.group, history_metrics=("ndcg@3", "err"),
                                        history_options=options)
+
+
+@pytest.mark.parametrize("objective, subsample", [("lambda", 1.0), ("mcrank", 1.0), ("lambda", 0.6)])
+def test_training_scores_from_the_leaves_equal_the_traversal(objective, subsample):
+    # the training rows' scores are updated from the grower's leaf rows (no traversal) when the trees
+    # were grown on every row: the training data passed again as an eval set (updated by traversal)
+    # must record the same history to the bit
+    d = make_ranking(25, docs_per_query=(5, 20), n_features=6, seed=7)
+    m = MARTRanker(objective=objective, n_estimators=5, num_leaves=6, min_data_in_leaf=2, subsample=subsample,
+                   n_threads=1)
+    m.fit(d.X, d.y, group=d.group, eval_set=[(d.X, d.y, d.group)])
+    assert m.history_["train"] == m.history_["valid_0"]
