@@ -234,11 +234,14 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
     extra = (cost,) if return_cost else ()
     if not return_pairs:
         return (grad, hess) + extra
-    keep = np.zeros(pi.shape[0], dtype=bool)
-    for q in np.flatnonzero(counts):
-        keep[pair_ptr[q]:pair_ptr[q] + counts[q]] = True
     new_ptr = np.zeros(n_queries + 1, dtype=PTR)
     np.cumsum(counts, out=new_ptr[1:])
+    if new_ptr[-1] == pi.shape[0]:
+        # every query filled its capacity (the full list: the capacity is its count of pairs), so the
+        # buffers hold the pairs as they are: no copy (4.7 M pairs, 110 MB, at 112 K rows)
+        return (grad, hess, LambdaPairs(new_ptr, pi, pj, ph)) + extra
+    # each query's pairs are the first counts[q] of its capacity: drop the unused tail of each
+    keep = np.arange(pi.shape[0]) - np.repeat(pair_ptr[:-1], np.diff(pair_ptr)) < np.repeat(counts, np.diff(pair_ptr))
     return (grad, hess, LambdaPairs(new_ptr, pi[keep], pj[keep], ph[keep])) + extra
 
 
