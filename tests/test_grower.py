@@ -54,7 +54,8 @@ def ranking_20():
 def test_bounded_exact_ole_grows_the_same_trees(ranking_20, seed):
     """Exact OLE with ``exact_bounds`` (pair histograms only for the features whose bound can still
     win) grows, bit for bit, the tree of the unbounded search that builds them for every feature,
-    over leaf counts, minimum leaf sizes, λ₂, growth policies, row and column subsamples."""
+    over leaf counts, minimum leaf sizes, λ₂, growth policies, row and column subsamples (the bounded
+    one from 32-bit document ids, the brute one from the 64-bit ids ``lambda_gradients`` returns)."""
     d, binned, n_bins = ranking_20
     rng = np.random.default_rng(seed)
     scores = rng.normal(size=d.y.shape[0]) * seed  # ties (seed 0) and random orders
@@ -83,7 +84,9 @@ def test_bounded_exact_ole_grows_the_same_trees(ranking_20, seed):
             args = (binned, n_bins, g, h, rows)
             common = dict(criterion="ole_exact", pairs=(pairs.i, pairs.j, pairs.h), feature_mask=mask, **kw)
             brute = TreeGrower(*args, exact_bounds=False, **common).grow()
-            bounded = Counting(*args, **common).grow()
+            # the bounded search with 32-bit document ids, as MARTRanker passes them
+            ids32 = (pairs.i.astype(np.int32), pairs.j.astype(np.int32), pairs.h)
+            bounded = Counting(*args, **dict(common, pairs=ids32)).grow()
             assert brute.shape == bounded.shape
             for name in brute.dtype.names:
                 np.testing.assert_array_equal(brute[name], bounded[name], err_msg=f"{name} {kw}")
