@@ -265,6 +265,10 @@ class TreeGrower:
     BOUND_MIN_PAIRS_PER_ROW = 0.25
     #: Histogram updates (rows or pairs × features) below which a kernel runs on one thread.
     SERIAL_WORK = 50_000
+    #: The children of the last split a leaf limit allows stay leaves: nothing but their rows and
+    #: gradient sums is built for them (False: their histograms, pairs and split searches too, as
+    #: for any other node; the same tree, tested)
+    LAST_SPLIT_LEAVES = True
 
     def __init__(self, binned, n_bins, g, h, rows, *, num_leaves=31, criterion="ole", growth="best_first",
                  min_data_in_leaf=20, min_sum_hessian_in_leaf=1e-3, lambda_l2=0.0, max_depth=None,
@@ -301,7 +305,8 @@ class TreeGrower:
             self._x = np.empty(binned.shape[0])
             self._zeros = np.zeros((n_features, N_BINS))
 
-    def _make_node(self, rows, depth, hist, pairs, phist=None, pset=None, bound=None):
+    def _make_node(self, rows, depth, hist, pairs, phist=None, pset=None, bound=None, final=False):
+        """A node of ``rows`` with its sums and, unless ``final`` (a leaf for good), its best split."""
         node = _Node()
         node.rows, node.depth, node.hist, node.pairs, node.phist = rows, depth, hist, pairs, phist
         node.pset, node.bound = pset, bound
@@ -310,7 +315,7 @@ class TreeGrower:
         node.N = float(rows.shape[0])
         node.H_exact = node.H - 2.0 * float(pairs[2].sum()) if pairs is not None else node.H
         node.split = None
-        if self.max_depth is None or depth < self.max_depth:
+        if not final and (self.max_depth is None or depth < self.max_depth):
             node.split = self._best_split(node)
         return node
 
@@ -603,7 +608,6 @@ class TreeGrower:
         else:
             root = self._make_node(self.rows, 0, hist, root_pairs)
         nodes = [root]
-        records = [None]
         children = {}
         order = [0]  # frontier: node ids, policy decides which to split
         n_leaves = 1
@@ -620,6 +624,16 @@ class TreeGrower:
             node = nodes[nid]
             gain, feature, b = node.split
             left_rows, right_rows = _partition(self.binned, node.rows, feature, b)
+            if self.LAST_SPLIT_LEAVES and n_leaves + 1 == self.num_leaves and \
+                    not (self.exact and self.leaf_hessian == "exact"):
+                # the last split: its children stay leaves, and a leaf reads only its rows and their
+                # gradient sums, so their histograms, pairs and split searches are never built
+                node.hist = node.phist = node.pset = node.bound = None
+                nodes += [self._make_node(left_rows, node.depth + 1, None, None, final=True),
+                          self._make_node(right_rows, node.depth + 1, None, None, final=True)]
+                children[nid] = (len(nodes) - 2, len(nodes) - 1)
+                n_leaves += 1
+                break
             small, large = (left_rows, right_rows) if left_rows.shape[0] <= right_rows.shape[0] else (right_rows, left_rows)
             h_small = new_histogram(n_features)
             if self.bounded:  # builds h_small
@@ -640,8 +654,6 @@ class TreeGrower:
                 left = self._make_node(left_rows, node.depth + 1, hl, lp, lph)
                 right = self._make_node(right_rows, node.depth + 1, hr, rp, rph)
             nodes += [left, right]
-            records.append(None)
-            records.append(None)
             children[nid] = (len(nodes) - 2, len(nodes) - 1)
             order.remove(nid)
             if self.growth == "depth_first":

@@ -176,3 +176,25 @@ def test_the_pair_partition_keeps_the_pairs_order_at_any_thread_count(n_pairs):
                     np.testing.assert_array_equal(x, y)
     finally:
         numba.set_num_threads(before)
+
+
+@pytest.mark.parametrize("criterion", ["se", "ole", "ole_exact"])
+@pytest.mark.parametrize("growth", ["best_first", "breadth_first", "depth_first"])
+def test_the_last_split_builds_nothing_for_its_leaves(ranking_20, criterion, growth):
+    """The children of a tree's last split stay leaves, so the grower builds neither their histograms
+    nor their pairs nor their split searches; the tree is the one a grower doing all of that grows."""
+    d, binned, n_bins = ranking_20
+    g, h, pairs = lambda_gradients(np.zeros(d.y.shape[0]), d.y, d.group_ptr, "ndcg", 10, return_pairs=True)
+
+    class Everything(TreeGrower):
+        LAST_SPLIT_LEAVES = False
+
+    rows = np.arange(binned.shape[0], dtype=np.int64)
+    for leaves, extra in ((2, {}), (5, {}), (12, {}), (6, {"lambda_l2": 1.0, "leaf_value": "mean"})):
+        kw = dict(criterion=criterion, growth=growth, num_leaves=leaves, min_data_in_leaf=5,
+                  pairs=(pairs.i, pairs.j, pairs.h) if criterion == "ole_exact" else None, **extra)
+        fast = TreeGrower(binned, n_bins, g, h, rows, **kw).grow()
+        full = Everything(binned, n_bins, g, h, rows, **kw).grow()
+        assert (fast["feature"] < 0).sum() == leaves
+        for name in fast.dtype.names:
+            np.testing.assert_array_equal(fast[name], full[name], err_msg=f"{name} {leaves}")
