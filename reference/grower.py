@@ -585,9 +585,12 @@ class TreeGrower:
             build_histogram(self.binned, self.rows, self.g, self.h, hist)
         root_pairs = None
         if self.exact:
-            self._member[self.rows] = True
-            root_pairs = _split_pairs(self._member, self.pairs)[0]
-            self._member[self.rows] = False
+            if self.rows.shape[0] == self.binned.shape[0] and np.array_equal(self.rows, np.arange(self.rows.shape[0])):
+                root_pairs = tuple(self.pairs)  # every row is in the root, so is every pair, in order
+            else:
+                self._member[self.rows] = True
+                root_pairs = _split_pairs(self._member, self.pairs)[0]
+                self._member[self.rows] = False
         if self.bounded:
             # a bound on the rounding errors of the exact child Hessians and of their lower
             # bounds: every partial sum is at most ``scale`` in size and takes at most ``n_ops``

@@ -198,3 +198,17 @@ def test_the_last_split_builds_nothing_for_its_leaves(ranking_20, criterion, gro
         assert (fast["feature"] < 0).sum() == leaves
         for name in fast.dtype.names:
             np.testing.assert_array_equal(fast[name], full[name], err_msg=f"{name} {leaves}")
+
+
+def test_a_root_of_every_row_takes_the_pairs_as_they_are(ranking_20):
+    """With every row in the root, exact OLE's root pairs are the pairs passed, not a partition of
+    them: the tree equals the one grown where one more (unused) row makes the grower partition."""
+    d, binned, n_bins = ranking_20
+    g, h, pairs = lambda_gradients(np.zeros(d.y.shape[0]), d.y, d.group_ptr, "ndcg", None, return_pairs=True)
+    rows = np.arange(binned.shape[0], dtype=np.int64)
+    extra = np.asfortranarray(np.vstack([binned, binned[:1]]))
+    kw = dict(criterion="ole_exact", num_leaves=9, min_data_in_leaf=5, pairs=(pairs.i, pairs.j, pairs.h))
+    direct = TreeGrower(binned, n_bins, g, h, rows, **kw).grow()
+    partitioned = TreeGrower(extra, n_bins, np.append(g, 0.0), np.append(h, 0.0), rows, **kw).grow()
+    for name in direct.dtype.names:
+        np.testing.assert_array_equal(direct[name], partitioned[name], err_msg=name)
