@@ -141,7 +141,7 @@ def metric_values(scores, labels, group_ptr, metric, k=None, *, convention=None,
     return out
 
 
-def metric_values_table(scores, labels, group_ptr, metrics, *, convention=None, gain=None, label_gain=None,
+def metric_values_table(scores, labels, group_ptr, metrics, k=None, *, convention=None, gain=None, label_gain=None,
                         max_label=None, threshold=0.0, ideal_zero=None, n_threads=None):
     """One value per query for each of several metrics: ``{name: ndarray (n_queries,)}``.
 
@@ -155,6 +155,9 @@ def metric_values_table(scores, labels, group_ptr, metrics, *, convention=None, 
     metrics : sequence of str
         Names as :func:`metric_values` takes them, each with its own cutoff (``"ndcg@10"``,
         ``"err"``...); at least one, no name twice.
+    k : int or None
+        The cutoff of the names without one, as :func:`metric_values`' ``k`` (a name's own ``@k``
+        must agree with it).
 
     Returns
     -------
@@ -168,7 +171,7 @@ def metric_values_table(scores, labels, group_ptr, metrics, *, convention=None, 
         raise ValueError("metrics is empty: name at least one metric")
     if len(set(names)) != len(names):
         raise ValueError(f"metrics names a metric twice: {names}")
-    parsed = [parse_metric(m) for m in names]
+    parsed = [parse_metric(m, k) for m in names]
     gain, ideal_zero = resolve_convention(convention, gain, ideal_zero)
     if ideal_zero not in IDEAL_ZERO:
         raise ValueError(f"ideal_zero must be one of {tuple(IDEAL_ZERO)}, got {ideal_zero!r}")
@@ -181,7 +184,7 @@ def metric_values_table(scores, labels, group_ptr, metrics, *, convention=None, 
         values[i] = reg.kernel_inputs(m, y, gain=gain, label_gain=label_gain, max_label=max_label,
                                       threshold=threshold)
     codes = np.array([reg.REGISTRY[m].code for m, _ in parsed], dtype=np.int64)
-    ks = np.array([0 if k is None else k for _, k in parsed], dtype=np.int64)
+    ks = np.array([0 if cut is None else cut for _, cut in parsed], dtype=np.int64)
     sizes = np.diff(ptr)
     disc = discount_table(int(sizes.max()) if sizes.size else 1)
     out = np.empty((len(parsed), ptr.shape[0] - 1), dtype=FLOAT)

@@ -125,6 +125,16 @@ def test_values_table_bad_names(metrics, match):
         metric_values_table([0.2, 0.1], [1.0, 0.0], [0, 2], metrics)
 
 
+def test_values_table_and_metric_table_take_a_shared_cutoff():
+    s, y, ptr = [0.2, 0.1, 0.4, 0.3], [1.0, 0.0, 2.0, 0.0], [0, 4]
+    table = metric_values_table(s, y, ptr, ["ndcg", "map@2"], k=2)
+    np.testing.assert_array_equal(table["ndcg"], metric_values(s, y, ptr, "ndcg", 2))
+    np.testing.assert_array_equal(table["map@2"], metric_values(s, y, ptr, "map", 2))
+    assert metric_table(s, y, ptr, ["ndcg", "mrr"], k=1)["ndcg"] == mean_metric(s, y, ptr, "ndcg@1")
+    with pytest.raises(ValueError, match="k=3"):
+        metric_values_table(s, y, ptr, ["ndcg@3"], k=2)
+
+
 def test_values_table_checks_labels_for_every_metric():
     # MAP takes real-valued labels, ERR does not: together they need whole grades, named in the error
     s, y, ptr = [0.2, 0.1], [1.5, 0.0], [0, 2]
