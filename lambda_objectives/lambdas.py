@@ -241,7 +241,7 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
         # buffers hold the pairs as they are: no copy (4.7 M pairs, 110 MB, at 112 K rows)
         return (grad, hess, LambdaPairs(new_ptr, pi, pj, ph)) + extra
     # each query's pairs are the first counts[q] of its capacity: drop the unused tail of each
-    keep = np.arange(pi.shape[0]) - np.repeat(pair_ptr[:-1], np.diff(pair_ptr)) < np.repeat(counts, np.diff(pair_ptr))
+    keep = np.arange(pi.shape[0]) - np.repeat(pair_ptr[:-1], cap) < np.repeat(counts, cap)
     return (grad, hess, LambdaPairs(new_ptr, pi[keep], pj[keep], ph[keep])) + extra
 
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from . import _registry as reg
 from ._config import FLOAT
-from ._kernels.metric import metric_driver, metrics_driver
+from ._kernels.metric import metrics_driver
 from ._kernels.ranking import discount_table
 from ._threads import numba_threads
 from .checks import check_labels, check_query_weights, check_scores
@@ -123,31 +123,17 @@ def metric_values(scores, labels, group_ptr, metric, k=None, *, convention=None,
     -------
     ndarray of float64, shape (n_queries,)
     """
-    metric, k = parse_metric(metric, k)
-    gain, ideal_zero = resolve_convention(convention, gain, ideal_zero)
-    if ideal_zero not in IDEAL_ZERO:
-        raise ValueError(f"ideal_zero must be one of {tuple(IDEAL_ZERO)}, got {ideal_zero!r}")
-    s = check_scores(scores)
-    y = check_labels(labels, s.shape[0], integer=reg.needs_integer_labels(metric, gain, label_gain))
-    ptr = check_group_ptr(group_ptr, s.shape[0])
-    values = reg.kernel_inputs(metric, y, gain=gain, label_gain=label_gain, max_label=max_label,
-                               threshold=threshold)
-    sizes = np.diff(ptr)
-    disc = discount_table(int(sizes.max()) if sizes.size else 1)
-    out = np.empty(ptr.shape[0] - 1, dtype=FLOAT)
-    with numba_threads(n_threads):
-        metric_driver(s, values, ptr, reg.REGISTRY[metric].code, 0 if k is None else k, disc,
-                      IDEAL_ZERO[ideal_zero], out)
-    return out
+    return _values([parse_metric(metric, k)], scores, labels, group_ptr, convention, gain, label_gain, max_label,
+                   threshold, ideal_zero, n_threads)[0]
 
 
 def metric_values_table(scores, labels, group_ptr, metrics, k=None, *, convention=None, gain=None, label_gain=None,
                         max_label=None, threshold=0.0, ideal_zero=None, n_threads=None):
     """One value per query for each of several metrics: ``{name: ndarray (n_queries,)}``.
 
-    The same values as :func:`metric_values` called once per name, to the bit, for a fraction of
-    the time: the inputs are checked once and each query is ranked once (scores descending, ties
-    in input order) for all the metrics. The options are :func:`metric_values`', shared by every
+    The same values as :func:`metric_values` called once per name (the same code path), to the
+    bit, for a fraction of the time: the inputs are checked once and each query is ranked once
+    (scores descending, ties in input order) for all the metrics. The options are :func:`metric_values`', shared by every
     metric; labels must be whole numbers if any of the metrics needs them (ERR, exponential gain).
 
     Parameters
@@ -172,6 +158,16 @@ def metric_values_table(scores, labels, group_ptr, metrics, k=None, *, conventio
     if len(set(names)) != len(names):
         raise ValueError(f"metrics names a metric twice: {names}")
     parsed = [parse_metric(m, k) for m in names]
+    out = _values(parsed, scores, labels, group_ptr, convention, gain, label_gain, max_label, threshold, ideal_zero,
+                  n_threads)
+    return {name: out[i] for i, name in enumerate(names)}
+
+
+def _values(parsed, scores, labels, group_ptr, convention, gain, label_gain, max_label, threshold, ideal_zero,
+            n_threads):
+    """``out[m, q]``: metric ``parsed[m]`` (a ``(name, k)`` of :func:`parse_metric`) of query ``q``,
+    the inputs checked once and each query ranked once: the one path of :func:`metric_values` and
+    :func:`metric_values_table`."""
     gain, ideal_zero = resolve_convention(convention, gain, ideal_zero)
     if ideal_zero not in IDEAL_ZERO:
         raise ValueError(f"ideal_zero must be one of {tuple(IDEAL_ZERO)}, got {ideal_zero!r}")
@@ -190,7 +186,7 @@ def metric_values_table(scores, labels, group_ptr, metrics, k=None, *, conventio
     out = np.empty((len(parsed), ptr.shape[0] - 1), dtype=FLOAT)
     with numba_threads(n_threads):
         metrics_driver(s, values, ptr, codes, ks, disc, IDEAL_ZERO[ideal_zero], out)
-    return {name: out[i] for i, name in enumerate(names)}
+    return out
 
 
 def mean_metric(scores, labels, group_ptr, metric, k=None, *, query_weights=None, **opts):

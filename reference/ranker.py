@@ -312,16 +312,21 @@ class MARTRanker(BaseEstimator):
             pe = require_queries(f"MARTRanker.fit eval_set[{i}]", Xe.shape[0], group=ge, qid=qe)
             sets.append((f"valid_{i}", self.bin_mapper_.transform(Xe), ye, pe,
                          None if eval_init_score is None else eval_init_score[i]))
-        if early_stopping_rounds is not None and eval_metric != "loss":
+        from lambda_objectives import parse_metric
+
+        for m in history_metrics:
+            parse_metric(m)  # an unknown name fails before training, not after the first tree
+        if len(set(history_metrics)) != len(history_metrics):
+            raise ValueError(f"history_metrics names a metric twice: {list(history_metrics)}")
+        # the metrics each set's labels can score, found once: labels do not change between rounds
+        scorable, refused = {}, {}
+        for name, _, yy, pp, _ in sets:
+            scorable[name], refused[name] = _scorable(history_metrics, yy, pp, history_options, name)
+        if early_stopping_rounds is not None and eval_metric in refused[sets[-1][0]]:
             # a metric the last eval set's labels cannot score (ERR on real-valued labels...) fails now,
             # not as a history of NaN that stops training at the patience limit
-            from lambda_objectives import metric_values
-
-            _, _, ye, pe, _ = sets[-1]
-            try:
-                metric_values(np.zeros(ye.shape[0]), ye, pe, eval_metric, **history_options)
-            except ValueError as exc:
-                raise ValueError(f"eval_metric {eval_metric!r} cannot score the eval set: {exc}") from None
+            raise ValueError(f"eval_metric {eval_metric!r} cannot score the eval set: "
+                             f"{refused[sets[-1][0]][eval_metric]}")
         F = loss.init_score(y, ptr).astype(np.float64)
         if init_score is not None:
             # a copy: the boosting loop adds to F in place, and the caller's array is theirs
@@ -335,15 +340,7 @@ class MARTRanker(BaseEstimator):
         scores = [F] + [self._initial(s[1].shape[0], s[4]) for s in sets[1:]]
         rng = np.random.default_rng(self.random_state)
         self.trees_ = []
-        from lambda_objectives import parse_metric
-
-        for m in history_metrics:
-            parse_metric(m)  # an unknown name fails before training, not after the first tree
-        if len(set(history_metrics)) != len(history_metrics):
-            raise ValueError(f"history_metrics names a metric twice: {list(history_metrics)}")
         self._history_metrics, self._history_options = history_metrics, history_options
-        # the metrics each set's labels can score, found once: labels do not change between rounds
-        scorable = {name: _scorable(history_metrics, yy, pp, history_options, name) for name, _, yy, pp, _ in sets}
         self.history_ = {name: {m: [] for m in history_metrics + ("loss",)} for name, *_ in sets}
         self.fit_seconds_ = []
         ncol = self.n_columns_
@@ -617,14 +614,15 @@ class MARTRanker(BaseEstimator):
 
 
 def _scorable(metrics, y, ptr, options, name):
-    """The names of ``metrics`` that labels ``y`` can score with ``options``, each tried once on zero
-    scores. A metric that needs whole-number grades (ERR, exponential gain) and gets real-valued
-    labels is left out (its history is NaN); any other refusal (an unknown option, ``max_label``
-    below a label...) is the caller's mistake and raises, naming the metric and the set."""
+    """``(names, refused)``: the names of ``metrics`` that labels ``y`` can score with ``options``, each
+    tried once on zero scores, and ``{name: why}`` for the others. A metric that needs whole-number
+    grades (ERR, exponential gain) and gets real-valued labels is refused (its history is NaN); any
+    other refusal (an unknown option, ``max_label`` below a label...) is the caller's mistake and
+    raises, naming the metric and the set."""
     from lambda_objectives import metric_values
 
     zeros = np.zeros(y.shape[0])
-    keep = []
+    keep, refused = [], {}
     for m in metrics:
         try:
             metric_values(zeros, y, ptr, m, **options)
@@ -633,9 +631,10 @@ def _scorable(metrics, y, ptr, options, name):
                 metric_values(zeros, np.floor(y), ptr, m, **options)  # whole grades: scorable?
             except ValueError:
                 raise ValueError(f"history metric {m!r} cannot score {name}: {exc}") from None
+            refused[m] = str(exc)
             continue
         keep.append(m)
-    return tuple(keep)
+    return tuple(keep), refused
 
 
 def _add_round(trees, binned, S, leaf_rows=None):

@@ -1,4 +1,4 @@
-"""The metric driver: one query's metric by registry code, and a ``prange`` loop over queries.
+"""The metric driver: one query's metrics by registry code, and a ``prange`` loop over queries.
 
 Every metric reads the query's scores and one per-document value array prepared by the registry
 (gains for DCG/NDCG, satisfaction probabilities ``R`` for ERR, 0/1 relevance for MAP/MRR);
@@ -47,20 +47,10 @@ def query_metric(scores, values, metric, k, disc, ideal_zero):
 
 
 @njit(cache=True, parallel=True)
-def metric_driver(scores, values, group_ptr, metric, k, disc, ideal_zero, out):
-    """Fill ``out[q]`` with the metric of query ``q``; queries are independent (prange)."""
-    n_queries = group_ptr.shape[0] - 1
-    for q in prange(n_queries):
-        a = group_ptr[q]
-        b = group_ptr[q + 1]
-        out[q] = query_metric(scores[a:b], values[a:b], metric, k, disc, ideal_zero)
-
-
-@njit(cache=True, parallel=True)
 def metrics_driver(scores, values, group_ptr, metrics, ks, disc, ideal_zero, out):
     """Fill ``out[m, q]`` with metric ``metrics[m]`` at cutoff ``ks[m]`` of query ``q``, reading
-    ``values[m]``: each query ranked once for all of them (prange over queries). Every value is
-    :func:`metric_driver`'s for that metric, to the bit: the same ranking and the same formulas."""
+    ``values[m]``: each query ranked once for all of them (prange over queries; one metric is the
+    case of ``metric_values``), each value :func:`query_metric`'s: the same ranking and formulas."""
     n_queries = group_ptr.shape[0] - 1
     for q in prange(n_queries):
         a = group_ptr[q]
