@@ -550,6 +550,30 @@ def test_estimator_fit_bad_input(tiny, name, make, pattern):
     expect_error(ESTIMATORS[name]().fit, pattern, X, y, **kw)
 
 
+def _history_options_cases():
+    # MARTRanker.fit's history options: each bad one raises before training (before: a silent
+    # all-NaN history, or early stopping watching NaN until the patience limit)
+    return [
+        *[pytest.param({"history_loss": v}, r"history_loss must be True, False or 'train'", id=f"history_loss={v!r}")
+          for v in ("yes", "True", 1, None, "TRAIN")],
+        *[pytest.param({"history_loss": v, "eval_metric": "loss", "early_stopping_rounds": 1, "eval_set": "self"},
+                       r"does not record", id=f"eval_loss_unrecorded-{v}") for v in (False, "train")],
+        pytest.param({"history_metrics": ("ndcg@3", "ndcg@3")}, r"twice", id="history_metric_twice"),
+        pytest.param({"history_metrics": ("ndcg@3", "auc")}, r"unknown metric", id="history_metric_unknown"),
+        *[pytest.param({"history_metrics": ("ndcg@3", "err"), "history_options": o}, m, id=f"history_options-{m}")
+          for o, m in (({"convention": "bogus"}, "convention"), ({"max_label": 1}, "exceeds max_label"),
+                       ({"gain": "cubic"}, "gain"))],
+    ]
+
+
+@pytest.mark.parametrize("options,pattern", _history_options_cases())
+def test_martranker_history_options_bad_input(options, pattern):
+    d = lo.make_ranking(10, docs_per_query=(3, 8), n_features=4, seed=0)
+    if options.get("eval_set") == "self":
+        options = dict(options, eval_set=[(d.X, d.y, d.group)])
+    expect_error(reference.MARTRanker(n_estimators=3).fit, pattern, d.X, d.y, group=d.group, exc=ValueError, **options)
+
+
 @pytest.fixture(scope="module")
 def fitted(tiny):
     X, y, qid, _ = tiny

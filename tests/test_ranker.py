@@ -382,40 +382,6 @@ def test_history_loss_train_records_the_same_history_without_the_eval_sets_loss(
     assert np.isnan(off["train"]["loss"]).all()
 
 
-@pytest.mark.parametrize("history_loss", ["yes", "True", 1, None, "TRAIN"])
-def test_history_loss_takes_true_false_or_train(history_loss):
-    d = make_ranking(10, docs_per_query=(3, 8), n_features=4, seed=0)
-    with pytest.raises(ValueError, match="history_loss must be True, False or 'train'"):
-        MARTRanker(n_estimators=1).fit(d.X, d.y, group=d.group, history_loss=history_loss)
-
-
-@pytest.mark.parametrize("history_loss", [False, "train"])
-def test_early_stopping_on_the_eval_loss_needs_it_recorded(history_loss):
-    # watching a loss that is not recorded would watch NaN and stop at the patience limit, silently
-    d = make_ranking(10, docs_per_query=(3, 8), n_features=4, seed=0)
-    with pytest.raises(ValueError, match="does not record"):
-        MARTRanker(n_estimators=3).fit(d.X, d.y, group=d.group, eval_set=[(d.X, d.y, d.group)],
-                                       early_stopping_rounds=1, eval_metric="loss", history_loss=history_loss)
-
-
-def test_history_metrics_named_twice_raise():
-    d = make_ranking(10, docs_per_query=(3, 8), n_features=4, seed=0)
-    with pytest.raises(ValueError, match="twice"):
-        MARTRanker(n_estimators=1).fit(d.X, d.y, group=d.group, history_metrics=("ndcg@3", "ndcg@3"))
-
-
-
-@pytest.mark.parametrize("options, match", [({"convention": "bogus"}, "convention"),
-                                            ({"max_label": 1}, "exceeds max_label"),
-                                            ({"gain": "cubic"}, "gain")])
-def test_history_options_a_metric_cannot_take_raise_before_training(options, match):
-    # only real-valued labels make a history metric NaN; a bad option would have made it NaN silently
-    d = make_ranking(10, docs_per_query=(3, 8), n_features=4, seed=0)
-    with pytest.raises(ValueError, match=match):
-        MARTRanker(n_estimators=1).fit(d.X, d.y, group=d.group, history_metrics=("ndcg@3", "err"),
-                                       history_options=options)
-
-
 @pytest.mark.parametrize("objective, subsample", [("lambda", 1.0), ("mcrank", 1.0), ("lambda", 0.6)])
 def test_training_scores_from_the_leaves_equal_the_traversal(objective, subsample):
     # the training rows' scores are updated from the grower's leaf rows (no traversal) when the trees
