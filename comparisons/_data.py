@@ -44,7 +44,7 @@ def _pooled_partitions(folder, seed):
     parts with a fixed seed: a data set shipped without folds gets LETOR's 3/1/1 fold table."""
     import scipy.sparse as sp
 
-    from lambda_objectives.io import RankingData, load_letor
+    from lambda_objectives.data.io import RankingData, load_letor
 
     parts = [load_letor(f) for f in pooled_files(folder)]
     width = max(d.X.shape[1] for d in parts)
@@ -84,7 +84,7 @@ class DataSet(NamedTuple):
 def _is_letor(folder):
     """Whether ``folder`` holds a complete LETOR layout (split files, or ``Fold*`` folders each with
     them), judged from the file names alone."""
-    from lambda_objectives.io import _LAYOUTS
+    from lambda_objectives.data.io import _LAYOUTS
 
     def complete(d):
         return any(all((d / f).is_file() or (d / (f + ".gz")).is_file() for f in layout) for layout in _LAYOUTS)
@@ -169,7 +169,7 @@ def _first_queries(d, n):
 
 
 def _letor_head(d, n):
-    from lambda_objectives.io import LetorData
+    from lambda_objectives.data.io import LetorData
 
     n = min(n, d.n_queries)
     end = int(d.group_ptr[n])

@@ -23,14 +23,14 @@ METRICS = ("ndcg@1", "ndcg@3", "ndcg@10", "err@10")
 
 
 def _data(n_queries, seed):
-    from lambda_objectives.datasets import make_ranking, train_test_split_queries
+    from lambda_objectives.data.datasets import make_ranking, train_test_split_queries
 
     data = make_ranking(n_queries, docs_per_query=(10, 120), n_features=30, seed=seed)
     return data, *train_test_split_queries(data, 0.25, seed=seed)
 
 
 def _row(name, scores, test, seconds, note=""):
-    from lambda_objectives import metric_table
+    from lambda_objectives.metrics import metric_table
 
     row = {"system": name, **metric_table(scores, test.y, test.group_ptr, METRICS), "seconds": seconds}
     if note:
@@ -139,7 +139,7 @@ def run_demo(n_queries=600, rounds=50, seed=0, threads=2, out="results/demo"):
 
 
 def to_markdown(result):
-    from lambda_objectives import convention_label
+    from lambda_objectives.metrics import convention_label
 
     head = "| system | " + " | ".join(METRICS) + " | seconds | note |\n|---|" + "---:|" * (len(METRICS) + 1) + "---|\n"
     body = "".join(

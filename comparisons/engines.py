@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lambda_objectives import OBJECTIVES
+from lambda_objectives.objectives import OBJECTIVES
 
 from ._cli import convention_arg, csv_arg, folds_arg, grid_args, int_at_least, positive_float, positive_int
 from ._machine import log, machine_record
@@ -31,7 +31,7 @@ METRICS = ("ndcg@1", "ndcg@3", "ndcg@10", "err@10", "map@10", "mrr@10")
 
 def one_run(cfg):
     """Train one system on one fold (run in a process of its own) and score it on the test file."""
-    from lambda_objectives import metric_table
+    from lambda_objectives.metrics import metric_table
 
     from ._data import load_fold
 
@@ -108,7 +108,7 @@ def add_arguments(p):
 
 
 def run(a):
-    from lambda_objectives import convention_label
+    from lambda_objectives.metrics import convention_label
 
     from ._data import resolve_data
 

@@ -13,8 +13,8 @@ import numpy as np
 def main(argv=None):
     import lightgbm as lgb
 
-    from lambda_objectives.datasets import make_ranking
-    from lambda_objectives.heatmap import heatmap_counts, render_png
+    from lambda_objectives.data.datasets import make_ranking
+    from lambda_objectives.diagnostics.heatmap import heatmap_counts, render_png
 
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--out", default="docs/img")

@@ -39,8 +39,8 @@ PATIENCE = 50
 
 
 def _data(n_queries, docs, seed):
-    """Train / validation / test :class:`~lambda_objectives.datasets.RankingData` of long queries."""
-    from lambda_objectives.datasets import make_ranking, train_test_split_queries
+    """Train / validation / test :class:`~lambda_objectives.data.datasets.RankingData` of long queries."""
+    from lambda_objectives.data.datasets import make_ranking, train_test_split_queries
 
     data = make_ranking(n_queries, docs_per_query=(max(2, docs // 2), 2 * docs), n_features=30, seed=seed)
     rest, test = train_test_split_queries(data, 0.2, seed=seed)

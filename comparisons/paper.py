@@ -250,7 +250,7 @@ def report(agg, args, out):
 
     Every table names the criteria of its cells (LambdaMART's OLE-diag is never shown as the paper's
     OLE); an analysis without data is a sentence, never an empty table or figure."""
-    from lambda_objectives import convention_label
+    from lambda_objectives.metrics import convention_label
 
     protocol = ("test metrics at the final iteration (the paper's protocol)" if args.select == "final" else
                 "test metrics at the iteration with the best validation NDCG@10 (NOT the paper's protocol)")

@@ -517,7 +517,7 @@ def _name(metric):
 
 
 def _header(a, engines, rounds, power, cap, n_primary):
-    from lambda_objectives import convention_label
+    from lambda_objectives.metrics import convention_label
 
     grid = ("one configuration per engine: " + "; ".join(f"{e} {QUICK[e]}" for e in engines) if a.quick or a.budget == 1
             else f"{a.budget} configurations per engine, the default one ({'; '.join(f'{e} {QUICK[e]}' for e in engines)}) "

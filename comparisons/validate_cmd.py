@@ -7,7 +7,7 @@ Monte-Carlo expectation on the first 3 queries (must lie within 5 standard error
 YetiRank objective (``yetirank_gradients``) averaged over as many rounds (``yetirank_row``; same rule).
 
 For each fold's training file, the first few queries are probed (one boosting round in which every
-document gets its own leaf; see :mod:`lambda_objectives.probe`) at random scores, for every
+document gets its own leaf; see :mod:`lambda_objectives.validation.probe`) at random scores, for every
 preset setting, and compared with our kernel at float32 precision (relative 1e-6), on the documents
 the probe isolated in a leaf of their own (each row says how many of how many: LightGBM cannot
 isolate documents with near-zero Hessians). The probe runs each engine in its own process (LightGBM
@@ -39,7 +39,7 @@ def probe(engine, params, path, n_q, seed):
 
     from lambda_objectives import load_letor
     from lambda_objectives.adapters import LightGBMObjective, XGBoostObjective
-    from lambda_objectives.probe import (
+    from lambda_objectives.validation.probe import (
         compare_gradients,
         probe_lightgbm,
         probe_xgboost,
@@ -69,7 +69,7 @@ def probe(engine, params, path, n_q, seed):
 
 
 def yetirank_row(path, n_q, seed, yetirank_queries=3):
-    """Our YetiRank vs CatBoost's, seed means (``lambda_objectives.yetirank.yetirank_catboost_row``), on the
+    """Our YetiRank vs CatBoost's, seed means (``lambda_objectives.catboost.yetirank_catboost_row``), on the
     scores ``catboost_validation_rows`` probes: ``N(0, 1)`` with ``seed`` over the first ``n_q`` queries,
     of which the first ``yetirank_queries`` are used. CatBoost runs ``permutations=1000``: with its default
     10 some documents draw no pair in a run, share a leaf and cannot be read off; the expectation
@@ -77,7 +77,7 @@ def yetirank_row(path, n_q, seed, yetirank_queries=3):
     import numpy as np
 
     from lambda_objectives import load_letor
-    from lambda_objectives.yetirank import yetirank_catboost_row
+    from lambda_objectives.catboost import yetirank_catboost_row
 
     d = load_letor(path)
     ptr = np.asarray(d.group_ptr[: n_q + 1], dtype=np.int64)
@@ -115,7 +115,7 @@ def main(argv=None):
 LEGEND = """\
 What each row compares: the first {queries} training queries of {what}, at random N(0, 1) scores (seed {seed}).
 * LightGBM and XGBoost rows: the engine's own gradients and Hessians, read off one boosting round in which
-  every document gets a leaf of its own (lambda_objectives.probe), against our kernel with the engine's
+  every document gets a leaf of its own (lambda_objectives.validation.probe), against our kernel with the engine's
   preset (preset="lightgbm" / "xgboost"). PASS: every document compared agrees within relative 1e-6
   (float32 precision); FAIL: one does not.
 * "compared n of N documents": only documents the probe isolated in a leaf of their own can be read off.
@@ -186,13 +186,13 @@ def outcome(rows):
 
 def _catboost_rows(fold, path, a):
     """CatBoost's probed LambdaMart derivatives vs our reproduction of them (pass/differs) and vs our
-    exact lambdas (agrees/differs, with the figures): ``lambda_objectives.catboost_validation_rows``."""
+    exact lambdas (agrees/differs, with the figures): ``lambda_objectives.catboost.catboost_validation_rows``."""
     import importlib.util
 
     if importlib.util.find_spec("catboost") is None:
         log(f"{fold:6s} CatBoost probes skipped: catboost is not installed (pip install 'lambda_objectives[catboost]')")
         return []
-    from lambda_objectives import catboost_validation_rows
+    from lambda_objectives.catboost import catboost_validation_rows
 
     try:
         found = run_isolated(catboost_validation_rows, str(path), a.queries, a.seed)

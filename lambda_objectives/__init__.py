@@ -1,170 +1,54 @@
 """lambda_objectives: exact, fast LambdaMART objectives and ranking metrics as numba kernels.
 
-The public API is flat: everything a user needs is importable from ``lambda_objectives``.
+The top level holds what the quick start and the everyday user need: one gradient function per objective
+family, the metrics, the LightGBM / XGBoost adapters with their eval metrics and scikit-learn rankers, the
+LETOR loader, synthetic data and the query-boundary helpers. Everything else is one namespace away:
+
+* :mod:`lambda_objectives.objectives`, :mod:`lambda_objectives.metrics`: every objective and metric name;
+* :mod:`lambda_objectives.adapters`: the engine adapters (warnings, ``catboost_metric``, ``openmp_sharing``);
+* :mod:`lambda_objectives.data`: loaders, synthetic data, query boundaries;
+* :mod:`lambda_objectives.checks`: the input checks;
+* :mod:`lambda_objectives.validation`: engine gradient probes and ``compare_gradients``;
+* :mod:`lambda_objectives.catboost`, :mod:`lambda_objectives.dask`, :mod:`lambda_objectives.diagnostics`
+  (Heatmap Tree, linear combination, linear rankers).
+
+A name that used to live here still works for one release, with a ``FutureWarning`` naming its new home
+(``lambda_objectives._core.deprecation``); so do the old module paths (``lambda_objectives.lambdas``, ...).
 """
 
-from ._openmp import openmp_sharing
-from ._threads import numba_threads
-from .checks import (
-    check_k,
-    check_labels,
-    check_n_threads,
-    check_query_weights,
-    check_sample_weight,
-    check_scores,
-    check_training_data,
-)
-from .groups import (
-    check_group_ptr,
-    frame_group_ptr,
-    ptr_to_qid,
-    ptr_to_sizes,
-    qid_to_ptr,
-    resolve_group_ptr,
-    sizes_to_ptr,
-    split_qid_column,
-)
+from ._core import deprecation as _deprecation
+from ._core.threads import numba_threads
+from .adapters import (LGBMLambdaRanker, LightGBMObjective, XGBLambdaRanker, XGBoostObjective, lightgbm_metric,
+                       xgboost_early_stopping, xgboost_metric)
+from .data import (RankingData, load_letor, load_letor_folds, make_mslr_like, make_ranking, ptr_to_qid, qid_to_ptr,
+                   save_letor, sizes_to_ptr, train_test_split_queries)
+from .metrics import mean_metric, metric_values, metric_values_table, parse_metric
+from .objectives import (lambda_gradients, listmle_gradients, plrank_gradients, softmax_gradients, xendcg_gradients,
+                         yetirank_gradients)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "check_group_ptr",
-    "check_k",
-    "check_labels",
-    "check_n_threads",
-    "check_query_weights",
-    "check_sample_weight",
-    "check_scores",
-    "check_training_data",
+    # objectives: one gradient function per family
+    "lambda_gradients", "listmle_gradients", "plrank_gradients", "softmax_gradients", "xendcg_gradients",
+    "yetirank_gradients",
+    # metrics
+    "mean_metric", "metric_values", "metric_values_table", "parse_metric",
+    # engines: objectives, eval metrics, scikit-learn rankers
+    "LightGBMObjective", "XGBoostObjective", "lightgbm_metric", "xgboost_metric", "xgboost_early_stopping",
+    "LGBMLambdaRanker", "XGBLambdaRanker",
+    # data: the loader, synthetic data, query boundaries
+    "RankingData", "load_letor", "load_letor_folds", "save_letor", "make_mslr_like", "make_ranking",
+    "train_test_split_queries", "ptr_to_qid", "qid_to_ptr", "sizes_to_ptr",
+    # threads
     "numba_threads",
-    "openmp_sharing",
-    "frame_group_ptr",
-    "ptr_to_qid",
-    "ptr_to_sizes",
-    "qid_to_ptr",
-    "resolve_group_ptr",
-    "sizes_to_ptr",
-    "split_qid_column",
 ]
 
-# Each module below adds its names in its own block (kept in this order).
-# --- io / datasets ---
-from . import datasets  # noqa: E402
-from .datasets import (  # noqa: E402
-    RankingData,
-    make_mslr_like,
-    make_ranking,
-    train_test_split_queries,
-)
-from .io import Fold, LetorData, load_letor, load_letor_folds, save_letor  # noqa: E402
+# the public sub-namespaces, importable as attributes too
+from . import adapters, catboost, checks, dask, data, diagnostics, metrics, objectives, validation  # noqa: E402,F401
 
-__all__ += ["datasets", "RankingData", "make_mslr_like", "make_ranking", "train_test_split_queries",
-            "Fold", "LetorData", "load_letor", "load_letor_folds", "save_letor"]
-# --- metrics ---
-from .metrics import (  # noqa: E402
-    CONVENTIONS,
-    METRICS,
-    convention_label,
-    mean_metric,
-    metric_table,
-    metric_values,
-    metric_values_table,
-    parse_metric,
-)
+_deprecation.install()
 
-__all__ += ["CONVENTIONS", "METRICS", "convention_label", "mean_metric", "metric_table", "metric_values",
-            "metric_values_table", "parse_metric"]
-# --- lambdas ---
-from .lambdas import LAMBDA_METRICS, OBJECTIVES, LambdaPairs, lambda_gradients  # noqa: E402
-from .xendcg import xendcg_gradients  # noqa: E402
-from .yetirank import YETIRANK_DEFAULTS, yetirank_catboost_row, yetirank_gradients  # noqa: E402
 
-__all__ += ["LAMBDA_METRICS", "OBJECTIVES", "LambdaPairs", "lambda_gradients", "xendcg_gradients",
-            "YETIRANK_DEFAULTS", "yetirank_catboost_row", "yetirank_gradients"]
-from .listwise import LISTMLE_TIES, SOFTMAX_DEFAULTS, listmle_gradients, softmax_gradients  # noqa: E402
-
-__all__ += ["LISTMLE_TIES", "SOFTMAX_DEFAULTS", "listmle_gradients", "softmax_gradients"]
-
-from .plrank import PLRANK_DEFAULTS, plrank_gradients  # noqa: E402
-
-__all__ += ["PLRANK_DEFAULTS", "plrank_gradients"]
-# --- adapters ---
-from .adapters import (  # noqa: E402
-    CostWarning,
-    HessianWarning,
-    LGBMLambdaRanker,
-    LightGBMObjective,
-    XGBLambdaRanker,
-    XGBoostObjective,
-    catboost_metric,
-    lightgbm_metric,
-    xgboost_early_stopping,
-    xgboost_metric,
-)
-from .probe import compare_gradients, probe_catboost, probe_lightgbm, probe_xgboost  # noqa: E402
-
-__all__ += [
-    "CostWarning",
-    "HessianWarning",
-    "LGBMLambdaRanker",
-    "LightGBMObjective",
-    "XGBLambdaRanker",
-    "XGBoostObjective",
-    "catboost_metric",
-    "compare_gradients",
-    "lightgbm_metric",
-    "probe_catboost",
-    "probe_lightgbm",
-    "probe_xgboost",
-    "xgboost_early_stopping",
-    "xgboost_metric",
-]
-
-# --- catboost_gradients (CatBoost's LambdaMart formulas; its probe is probe_catboost, above) ---
-from .catboost_gradients import (  # noqa: E402
-    catboost_comparison_rows,
-    catboost_lambdamart_gradients,
-    catboost_loss_function,
-    catboost_pairlogit_row,
-    catboost_querysoftmax_row,
-    catboost_validation_rows,
-    catboost_yetirank_expected_gradients,
-    catboost_yetirank_row,
-)
-
-__all__ += ["catboost_comparison_rows", "catboost_lambdamart_gradients", "catboost_loss_function",
-            "catboost_pairlogit_row", "catboost_querysoftmax_row", "catboost_validation_rows",
-            "catboost_yetirank_expected_gradients", "catboost_yetirank_row"]
-
-# --- beyond ---
-from .combine import best_linear_combination  # noqa: E402
-from .heatmap import (  # noqa: E402
-    HeatmapTree,
-    decision_paths,
-    heatmap_counts,
-    render_html,
-    render_png,
-)
-from .linear import (  # noqa: E402
-    LinearLambdaRank,
-    MLPLambdaRank,
-    directions_needed,
-    local_optimality_test,
-)
-
-__all__ += ["HeatmapTree", "decision_paths", "heatmap_counts", "render_html", "render_png",
-            "best_linear_combination", "LinearLambdaRank", "MLPLambdaRank", "directions_needed",
-            "local_optimality_test"]
-
-# --- dask (no dask import here: dask_support imports it on use) ---
-from .dask_support import (  # noqa: E402
-    check_query_partitions,
-    dask_lightgbm_ranker,
-    dask_metric,
-    partition_group_sizes,
-    repartition_by_query,
-    xgboost_dask_train,
-)
-
-__all__ += ["check_query_partitions", "dask_lightgbm_ranker", "dask_metric", "partition_group_sizes",
-            "repartition_by_query", "xgboost_dask_train"]
+def __getattr__(name):  # an old top-level name: one release with a FutureWarning naming its new home
+    return _deprecation.moved(__name__, name)

@@ -12,18 +12,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._config import FLOAT
+from ._core.config import FLOAT
 from ._kernels.ranking import document_gains
 from .checks import check_k
 
-# One code per metric for every kernel family (plain module constants: numba folds them).
-NDCG, DCG, ERR, MAP, MRR, RANKNET = 0, 1, 2, 3, 4, 5
-NDCG_LOSS2, NDCG_LOSS2PP, LABEL_DIFF, GAIN_DIFF = 6, 7, 8, 9
-XENDCG = 10
-YETIRANK = 11
-NDCG_LOSS2_TOP, NDCG_LOSS2PP_TOP = 12, 13
-SOFTMAX, LISTMLE = 20, 21  # listwise (own kernels in _kernels/listwise.py)
-PLRANK = 14
+# One code per metric for every kernel family, defined beside the kernels (the lowest layer)
+from ._kernels.codes import (DCG, ERR, GAIN_DIFF, LABEL_DIFF, LISTMLE, MAP, MRR, NDCG, NDCG_LOSS2,  # noqa: F401
+                             NDCG_LOSS2_TOP, NDCG_LOSS2PP, NDCG_LOSS2PP_TOP, PLRANK, RANKNET, SOFTMAX, XENDCG,
+                             YETIRANK)
 
 #: the LambdaLoss codes whose pair loop forms every pair (the published LambdaLoss@K), not only
 #: pairs with a document in the top k
@@ -300,3 +296,12 @@ def kernel_inputs(name, labels, **options):
     """Per-document values the kernels of metric ``name`` read, from validated float64 labels."""
     row = REGISTRY[name]
     return row.inputs(labels, **{key: v for key, v in options.items() if key in row.options})
+
+
+def check_options(metric, given, preset=None):
+    """Raise ``ValueError`` when ``given`` (names of the options a caller passed) holds one that objective
+    ``metric`` under ``preset`` does not read (the registry's ``objective_options`` table), naming it and
+    the accepted ones: an option an objective would ignore is an error, never a silent no-op."""
+    bad = set(given) - objective_options(metric, preset)
+    if bad:
+        raise ValueError(option_error(metric, sorted(bad), preset))

@@ -1,14 +1,21 @@
 """Input checks shared by every public function (and by ``reference`` and ``comparisons``).
 
 Each returns the validated array in the package's dtype or raises ``ValueError`` naming the problem
-and the first offending row; query boundaries are checked in :mod:`lambda_objectives.groups`.
+and the first offending row; query boundaries are checked in :mod:`lambda_objectives.data.groups` (``check_group_ptr``, re-exported here).
 """
 
 import numbers
 
 import numpy as np
 
-from ._config import FLOAT
+from ._core import deprecation
+from ._core.config import FLOAT
+from ._core.threads import check_n_threads
+from .data.groups import check_group_ptr
+
+__all__ = ["K_WHOLE_LIST", "SEED_MAX", "check_finite", "check_group_ptr", "check_integer", "check_k",
+           "check_labels", "check_n_threads", "check_outputs", "check_query_inputs", "check_query_weights",
+           "check_sample_weight", "check_scores", "check_training_data", "check_weights"]
 
 
 def check_scores(scores, name="scores"):
@@ -118,24 +125,10 @@ def check_query_weights(weights, n_queries, name="query_weights"):
     return arr
 
 
-def check_n_threads(n_threads):
-    """Resolve ``n_threads``: ``None`` or ``-1`` = all numba threads; otherwise 1..available."""
-    import numba
-
-    avail = numba.config.NUMBA_NUM_THREADS
-    if n_threads is None or n_threads == -1:
-        return avail
-    if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) or n_threads < 1:
-        raise ValueError(f"n_threads must be a positive integer, -1 or None, got {n_threads!r}")
-    return int(min(n_threads, avail))
-
-
 def check_query_inputs(scores, labels, group_ptr, query_weights=None):
     """``(scores, labels, group_ptr, query_weights)`` checked together, as every listwise or sampled
     objective takes them: float64 scores and labels, int64 query boundaries, per-query weights (ones
     when ``None``). Each check raises ``ValueError`` naming the problem."""
-    from .groups import check_group_ptr  # groups does not import checks: no cycle
-
     s = check_scores(scores)
     n = s.shape[0]
     y = check_labels(labels, n)
@@ -215,14 +208,12 @@ def check_training_data(labels, group_ptr, weights=None, *, weights_per="row", l
 
     The one check every adapter entry point runs on what the user gave the engine (``lgb.Dataset``,
     ``xgb.DMatrix``, or the arguments of ``gradients``): ``label`` finite and non-negative
-    (:func:`check_labels`), query boundaries (:func:`~lambda_objectives.groups.check_group_ptr`), and
+    (:func:`check_labels`), query boundaries (:func:`~lambda_objectives.data.groups.check_group_ptr`), and
     ``weight`` per ``weights_per`` (``"row"``: LightGBM; ``"query"``: XGBoost ranking) as in
     :func:`check_weights`. ``limit``: the magnitude at which the engine stores an infinity (LightGBM
     turns an inf label or weight into its float32 1e38 and a NaN into 0, which no later check can
     see). Returns float64 labels, int64 boundaries and float64 weights (or ``None``).
     """
-    from .groups import check_group_ptr  # groups does not import checks: no cycle
-
     src = f" passed to {engine}" if engine else ""
     y = check_labels(labels, np.shape(labels)[0], name="label",
                      fix=f"; the label{src} must be finite relevance grades >= 0: repair or drop those rows")
@@ -236,17 +227,6 @@ def check_training_data(labels, group_ptr, weights=None, *, weights_per="row", l
     w = check_weights(weights, n, per=weights_per, limit=limit,
                       fix=f"; the weight{src} must be finite and >= 0 (one per {weights_per}), not all zero")
     return y, ptr, w
-
-
-def check_options(metric, given, preset=None):
-    """Raise ``ValueError`` when ``given`` (names of the options a caller passed) holds one that objective
-    ``metric`` under ``preset`` does not read (the registry's ``objective_options`` table), naming it and
-    the accepted ones: an option an objective would ignore is an error, never a silent no-op."""
-    from . import _registry as reg  # the registry imports this module: no cycle at import time
-
-    bad = set(given) - reg.objective_options(metric, preset)
-    if bad:
-        raise ValueError(reg.option_error(metric, sorted(bad), preset))
 
 
 def check_outputs(out, n, **inputs):
@@ -278,3 +258,7 @@ def check_outputs(out, n, **inputs):
             if np.shares_memory(a, view):
                 raise ValueError(f"out {name} overlaps the {what} input; pass separate output arrays")
     return g, h
+
+
+def __getattr__(name):  # names that left this module: one release with a FutureWarning
+    return deprecation.moved(__name__, name)

@@ -19,12 +19,12 @@ Conventions shared by every metric and by the lambda kernels:
 import numpy as np
 
 from . import _registry as reg
-from ._config import FLOAT
+from ._core.config import FLOAT
 from ._kernels.metric import metrics_driver
 from ._kernels.ranking import discount_table
-from ._threads import numba_threads
+from ._core.threads import numba_threads
 from .checks import check_labels, check_query_weights, check_scores
-from .groups import check_group_ptr
+from .data.groups import check_group_ptr
 
 __all__ = ["metric_values", "metric_values_table", "mean_metric", "metric_table", "parse_metric", "METRICS", "CONVENTIONS",
            "convention_label"]

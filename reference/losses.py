@@ -241,7 +241,7 @@ class YetiRank:
     n_columns = 1
 
     def __init__(self, random_state=0, n_threads=None, **kernel_options):
-        from lambda_objectives.yetirank import YETIRANK_DEFAULTS, check_yetirank_options
+        from lambda_objectives.objectives.yetirank import YETIRANK_DEFAULTS, check_yetirank_options
 
         unknown = set(kernel_options) - set(YETIRANK_DEFAULTS) - {"seed"}
         if unknown:
@@ -295,12 +295,12 @@ class YetiRank:
 class Listwise:
     """Softmax cross-entropy (CatBoost's ``QuerySoftMax``) or ListMLE through
     :func:`lambda_objectives.lambda_gradients` (``kernel_options``: ``beta``/``lambda_`` or ``ties``).
-    The recorded loss is the objective's own (formulas: :mod:`lambda_objectives.listwise`), mean over queries."""
+    The recorded loss is the objective's own (formulas: :mod:`lambda_objectives.objectives.listwise`), mean over queries."""
 
     n_columns = 1
 
     def __init__(self, metric, k=None, sigma=1.0, n_threads=None, **kernel_options):
-        from lambda_objectives.listwise import check_listmle_options, check_softmax_options
+        from lambda_objectives.objectives.listwise import check_listmle_options, check_softmax_options
 
         if metric not in ("softmax", "listmle"):
             raise ValueError(f"Listwise takes metric 'softmax' or 'listmle', got {metric!r}")

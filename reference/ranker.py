@@ -10,8 +10,8 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
 from lambda_objectives import numba_threads
-from lambda_objectives._sklearn import TrainingQueries, check_scored_queries, require_queries
-from lambda_objectives.groups import split_qid_column
+from lambda_objectives.adapters._sklearn import TrainingQueries, check_scored_queries, require_queries
+from lambda_objectives.data.groups import split_qid_column
 
 from .binning import BinMapper
 from .grower import GROWTH, NODE_DTYPE, TreeGrower, predict_binned, root_histograms
@@ -34,7 +34,7 @@ class MARTRanker(BaseEstimator):
     ----------
     objective : {"lambda", "ls", "logistic", "mcrank"}
         ``"mcrank"`` takes integer grades 0..99 (``reference.losses.MCRANK_MAX_GRADE``; one tree per grade per round).
-    metric, k, sigma : the lambda objective (any of ``lambda_objectives.OBJECTIVES``: "ndcg", "err", "map",
+    metric, k, sigma : the lambda objective (any of ``lambda_objectives.objectives.OBJECTIVES``: "ndcg", "err", "map",
         "mrr", "ranknet", the LambdaLoss weights, the listwise "xendcg", "softmax" and "listmle" or the
         sampled "yetirank", whose options go in ``kernel_options`` (``beta``/``lambda_``, ``ties``...) and
         whose seed is ``random_state``), cutoff, σ
@@ -104,7 +104,7 @@ class MARTRanker(BaseEstimator):
     # ------------------------------------------------------------------ parameters
     def _check_params(self):
         """Validate every hyper-parameter up front; each error names the parameter."""
-        from lambda_objectives import OBJECTIVES as LAMBDA_OBJECTIVES
+        from lambda_objectives.objectives import OBJECTIVES as LAMBDA_OBJECTIVES
 
         def choice(name, options):
             if getattr(self, name) not in options:
@@ -251,7 +251,7 @@ class MARTRanker(BaseEstimator):
     def _fit(self, X, y, group, qid, group_ptr, eval_set, eval_group, init_score, eval_init_score,
              early_stopping_rounds, eval_metric, history_loss, verbose, history_metrics, history_options,
              bin_mapper=None):
-        from lambda_objectives import check_labels
+        from lambda_objectives.checks import check_labels
 
         self._check_params()
         if isinstance(history_loss, (bool, np.bool_)):

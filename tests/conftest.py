@@ -42,7 +42,7 @@ def shared_file(shared_data, *parts):
 @pytest.fixture(scope="module")
 def small_ranking():
     """A small synthetic ranking set shared by the reference trainer's test modules."""
-    from lambda_objectives.datasets import make_ranking
+    from lambda_objectives.data.datasets import make_ranking
 
     return make_ranking(120, docs_per_query=(5, 40), n_features=8, seed=3)
 

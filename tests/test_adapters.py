@@ -268,7 +268,7 @@ def test_feval_drives_lightgbm_early_stopping(yahoo):
 
 
 def test_objectives_without_preset_train_end_to_end(mq2008):
-    pytest.importorskip("lambda_objectives.lambdas", reason="lambdas.py not written yet")
+    pytest.importorskip("lambda_objectives.objectives.lambdas", reason="lambdas.py not written yet")
     (X, y, ptr), (Xt, yt, ptrt) = mq2008
     group = np.diff(ptr)
 
@@ -298,7 +298,7 @@ def test_objectives_without_preset_train_end_to_end(mq2008):
 
 
 def test_default_backend_is_lambda_gradients_with_document_weights():
-    lam = pytest.importorskip("lambda_objectives.lambdas", reason="lambdas.py not written yet")
+    lam = pytest.importorskip("lambda_objectives.objectives.lambdas", reason="lambdas.py not written yet")
     rng = np.random.default_rng(5)
     ptr = np.array([0, 7, 15, 20])
     y = rng.integers(0, 4, 20).astype(float)
@@ -445,7 +445,7 @@ XGB_RANKER_EXPECTED_FAILURES = {
 _TenRowQueries = ten_row_queries(XGBLambdaRanker, __name__, "_TenRowQueries")
 
 
-@pytest.mark.filterwarnings("ignore::lambda_objectives.HessianWarning")
+@pytest.mark.filterwarnings("ignore::lambda_objectives.adapters.HessianWarning")
 @parametrize_with_checks([_TenRowQueries(n_estimators=3, max_depth=2, nthread=1)],
                          expected_failed_checks=lambda est: XGB_RANKER_EXPECTED_FAILURES)
 def test_xgb_ranker_sklearn_estimator_checks(estimator, check):
@@ -559,7 +559,8 @@ def test_a_user_njit_pair_weight_goes_through_the_adapters():
 
 
 def test_preset_catboost_is_catboosts_lambdamart_and_trains_lightgbm():
-    from lambda_objectives import catboost_lambdamart_gradients, make_ranking, mean_metric
+    from lambda_objectives.catboost import catboost_lambdamart_gradients
+    from lambda_objectives import make_ranking, mean_metric
 
     d = make_ranking(60, docs_per_query=(5, 20), n_features=5, seed=4)
     s = np.random.default_rng(0).normal(size=d.y.size)
@@ -591,7 +592,8 @@ def _pool(cb, X, y, ptr):
 
 def test_catboost_metric_is_catboosts_ndcg_and_early_stopping_uses_it(mq2008):
     cb = _catboost()
-    from lambda_objectives import catboost_metric, metric_values
+    from lambda_objectives.catboost import catboost_metric
+    from lambda_objectives import metric_values
 
     (X, y, ptr), (Xt, yt, ptrt) = mq2008
     train, valid = _pool(cb, X, y, ptr), _pool(cb, Xt, yt, ptrt)
@@ -616,7 +618,7 @@ def test_catboost_metric_is_catboosts_ndcg_and_early_stopping_uses_it(mq2008):
 
 def test_catboost_metric_refuses_data_it_was_not_bound_to():
     cb = _catboost()
-    from lambda_objectives import catboost_metric
+    from lambda_objectives.catboost import catboost_metric
 
     y, ptr = np.array([1.0, 0, 2, 0, 1]), np.array([0, 2, 5])
     m = catboost_metric("ndcg@3", [(y, ptr)])
@@ -876,7 +878,8 @@ def test_lgb_cv_with_random_row_folds_raises_and_query_folds_work():
 
 def test_catboost_metric_weights_queries_as_catboost_does(tmp_path):
     cb = _catboost()
-    from lambda_objectives import catboost_metric, make_ranking
+    from lambda_objectives.catboost import catboost_metric
+    from lambda_objectives import make_ranking
 
     d = make_ranking(40, docs_per_query=(5, 15), n_features=5, seed=3)
     gw = np.random.default_rng(0).uniform(0.2, 3, d.n_queries)
@@ -1005,7 +1008,7 @@ def _weighted_case(seed, n_q=8):
 
 def _engine_values(spec, y, s, ptr, w):
     """Our value through each engine's metric, with query weights w (None: unweighted)."""
-    from lambda_objectives import catboost_metric
+    from lambda_objectives.catboost import catboost_metric
 
     X = np.zeros((y.size, 1))
     sizes = np.diff(ptr)
@@ -1078,7 +1081,7 @@ def test_weighted_ndcg_differs_from_the_engines_only_on_queries_without_relevant
     ({"spec": "ndcg@5", "convention": "nope"}, "convention"),
 ])
 def test_eval_metric_options_fail_at_construction(kwargs, match):
-    from lambda_objectives import catboost_metric
+    from lambda_objectives.catboost import catboost_metric
 
     for make in (lightgbm_metric, xgboost_metric, lambda **kw: catboost_metric(datasets=[(np.zeros(3), [0, 3])], **kw)):
         with pytest.raises(ValueError, match=match):
@@ -1166,7 +1169,8 @@ def test_scores_a_diverging_training_overflowed_are_named_as_divergence_not_bad_
 
 def test_params_keeps_the_objectives_hessian_check_in_step_with_xgboosts_min_child_weight():
     # the check warned "a split needs min_child_weight >= 1" in trainings run with obj.params(min_child_weight=0)
-    from lambda_objectives import HessianWarning, make_ranking
+    from lambda_objectives.adapters import HessianWarning
+    from lambda_objectives import make_ranking
 
     tr = make_ranking(60, docs_per_query=(5, 40), n_features=5, seed=1)
     d = xgb.DMatrix(tr.X, tr.y, group=tr.group)
@@ -1291,7 +1295,7 @@ def _long_query(n_long=2001, n_short=30, seed=0):
 
 
 def test_a_long_query_with_every_pair_warns_once():
-    from lambda_objectives import CostWarning
+    from lambda_objectives.adapters import CostWarning
 
     X, y, group = _long_query()
     obj = LightGBMObjective("ndcg")

@@ -51,7 +51,12 @@ def expect_error(fn, pattern, *args, exc=(ValueError, TypeError), **kwargs):
 # --------------------------------------------------------------------------------------------------
 
 def _public():
-    return [(m.__name__, n) for m in (lo, reference) for n in m.__all__]
+    """(namespace, name) of every public name: the top level's and ``reference``'s ``__all__``, and every name
+    that left the top level (issue #46) in the sub-namespace that holds it now."""
+    from lambda_objectives._core.deprecation import NAMES
+
+    moved = [(home, n) for n, home in NAMES["lambda_objectives"].items()]
+    return [(m.__name__, n) for m in (lo, reference) for n in m.__all__] + moved
 
 
 def test_every_public_name_has_a_family():
@@ -65,8 +70,11 @@ def test_every_public_name_has_a_family():
 
 def test_records_take_no_user_input():
     """The "record" family holds constants, modules, exception classes and result records only."""
+    import importlib
+
+    where = dict((n, m) for m, n in _public())
     for name in FAMILIES["record"]:
-        obj = getattr(lo, name, None) or getattr(reference, name)
+        obj = getattr(importlib.import_module(where[name]), name)
         assert not inspect.isfunction(obj), f"{name} is a function: give it a family with bad-input cases"
 
 
@@ -83,15 +91,15 @@ KERNELS = {
     "metric_values": lambda s, y, p: lo.metric_values(s, y, p, "ndcg@3"),
     "metric_values_table": lambda s, y, p: lo.metric_values_table(s, y, p, ("ndcg@3", "err", "mrr@2")),
     "mean_metric": lambda s, y, p: lo.mean_metric(s, y, p, "err@3"),
-    "metric_table": lambda s, y, p: lo.metric_table(s, y, p, metrics=("ndcg@3", "map")),
+    "metric_table": lambda s, y, p: lo.metrics.metric_table(s, y, p, metrics=("ndcg@3", "map")),
     "lambda_gradients": lambda s, y, p: lo.lambda_gradients(s, y, p, "ndcg"),
     "xendcg_gradients": lambda s, y, p: lo.xendcg_gradients(s, y, p, seed=0),
     "yetirank_gradients": lambda s, y, p: lo.yetirank_gradients(s, y, p),
     "plrank_gradients": lambda s, y, p: lo.plrank_gradients(s, y, p, k=3, n_samples=20),
-    "catboost_lambdamart_gradients": lambda s, y, p: lo.catboost_lambdamart_gradients(s, y, p),
+    "catboost_lambdamart_gradients": lambda s, y, p: lo.catboost.catboost_lambdamart_gradients(s, y, p),
     "catboost_yetirank_expected_gradients":
-        lambda s, y, p: lo.catboost_yetirank_expected_gradients(s, y, p, n_samples=200),
-    "best_linear_combination": lambda s, y, p: lo.best_linear_combination(s, np.ones_like(s), y, p),
+        lambda s, y, p: lo.catboost.catboost_yetirank_expected_gradients(s, y, p, n_samples=200),
+    "best_linear_combination": lambda s, y, p: lo.diagnostics.best_linear_combination(s, np.ones_like(s), y, p),
     "softmax_gradients": lambda s, y, p: lo.softmax_gradients(s, y, p),
     "listmle_gradients": lambda s, y, p: lo.listmle_gradients(s, y, p),
 }
@@ -141,13 +149,13 @@ def test_kernel_bad_input(name, case, s, y, p, outcome):
 
 
 ENGINE_KERNELS = {
-    "probe_catboost": lambda s, y, p: lo.probe_catboost(s, y, p),
-    "catboost_pairlogit_row": lambda s, y, p: lo.catboost_pairlogit_row(s, y, p),
-    "catboost_comparison_rows": lambda s, y, p: lo.catboost_comparison_rows(s, y, p),
-    "catboost_yetirank_row": lambda s, y, p: lo.catboost_yetirank_row(s, y, p, n_seeds=2, permutations=1,
+    "probe_catboost": lambda s, y, p: lo.validation.probe_catboost(s, y, p),
+    "catboost_pairlogit_row": lambda s, y, p: lo.catboost.catboost_pairlogit_row(s, y, p),
+    "catboost_comparison_rows": lambda s, y, p: lo.catboost.catboost_comparison_rows(s, y, p),
+    "catboost_yetirank_row": lambda s, y, p: lo.catboost.catboost_yetirank_row(s, y, p, n_seeds=2, permutations=1,
                                                                        n_samples=100),
-    "yetirank_catboost_row": lambda s, y, p: lo.yetirank_catboost_row(s, y, p, n_seeds=2, permutations=1),
-    "catboost_querysoftmax_row": lambda s, y, p: lo.catboost_querysoftmax_row(s, y, p),
+    "yetirank_catboost_row": lambda s, y, p: lo.catboost.yetirank_catboost_row(s, y, p, n_seeds=2, permutations=1),
+    "catboost_querysoftmax_row": lambda s, y, p: lo.catboost.catboost_querysoftmax_row(s, y, p),
 }
 
 
@@ -203,8 +211,8 @@ def test_random_finite_inputs_give_metrics_in_range(data, metric, k):
 # --------------------------------------------------------------------------------------------------
 
 PROBES = {
-    "probe_lightgbm": (lambda **kw: lo.probe_lightgbm(**kw), "scores", lambda n, nq: n),
-    "probe_xgboost": (lambda **kw: lo.probe_xgboost(**kw), "scores", lambda n, nq: nq),
+    "probe_lightgbm": (lambda **kw: lo.validation.probe_lightgbm(**kw), "scores", lambda n, nq: n),
+    "probe_xgboost": (lambda **kw: lo.validation.probe_xgboost(**kw), "scores", lambda n, nq: nq),
 }
 PROBE_CASES = [
     ("nan_label", {"labels": np.array([np.nan, 1.0, 0.0])}, r"label"),
@@ -242,50 +250,50 @@ def test_probe_bad_input(name, case, change, pattern):
 # --------------------------------------------------------------------------------------------------
 
 UTILITY_CASES = {
-    "check_group_ptr": [(lambda: lo.check_group_ptr(np.array([0, 2, 2, 6]), 6), r"group_ptr.*empty"),
-                        (lambda: lo.check_group_ptr(np.array([0, 3]), 6), r"group_ptr"),
-                        (lambda: lo.check_group_ptr(np.array([0, 3, 3, 6]), 6, allow_empty_groups=True),
+    "check_group_ptr": [(lambda: lo.checks.check_group_ptr(np.array([0, 2, 2, 6]), 6), r"group_ptr.*empty"),
+                        (lambda: lo.checks.check_group_ptr(np.array([0, 3]), 6), r"group_ptr"),
+                        (lambda: lo.checks.check_group_ptr(np.array([0, 3, 3, 6]), 6, allow_empty_groups=True),
                          ("=", [0, 3, 3, 6]))],
-    "check_k": [(lambda: lo.check_k(0), r"\bk\b"), (lambda: lo.check_k(2.5), r"\bk\b"),
-                (lambda: lo.check_k(True), r"\bk\b"), (lambda: lo.check_k(float("nan")), r"\bk\b"),
-                (lambda: lo.check_k("3"), r"\bk\b")],
-    "check_labels": [(lambda: lo.check_labels(np.array([1.0, np.nan]), 2), r"labels"),
-                     (lambda: lo.check_labels(np.array([1.5]), 1, integer=True), r"labels"),
-                     (lambda: lo.check_labels(np.array([1e-320]), 1), r"labels"),
-                     (lambda: lo.check_labels(np.array([1.0]), 2), r"labels")],
-    "check_n_threads": [(lambda: lo.check_n_threads(0), r"n_threads"), (lambda: lo.check_n_threads(1.5), r"n_threads"),
-                        (lambda: lo.check_n_threads("2"), r"n_threads")],
-    "check_query_weights": [(lambda: lo.check_query_weights(np.array([1.0, np.nan]), 2), r"query_weights"),
-                            (lambda: lo.check_query_weights(np.array([1.0, -1.0]), 2), r"query_weights"),
-                            (lambda: lo.check_query_weights(np.array([1.0, np.inf]), 2), r"query_weights"),
-                            (lambda: lo.check_query_weights(np.array([1.0]), 2), r"query_weights")],
-    "check_sample_weight": [(lambda: lo.check_sample_weight(np.array([1.0, np.nan]), 2), r"sample_weight"),
-                            (lambda: lo.check_sample_weight(np.array([1.0, -1.0]), 2), r"sample_weight"),
-                            (lambda: lo.check_sample_weight(np.array([np.inf]), 1), r"sample_weight"),
-                            (lambda: lo.check_sample_weight(np.zeros(3), 3), r"sample_weight"),
-                            (lambda: lo.check_sample_weight(np.ones(3), 2), r"sample_weight"),
-                            (lambda: lo.check_sample_weight(np.ones(2), 2, per="document"), r"per"),
-                            (lambda: lo.check_sample_weight(np.array([0.5, 2.0]), 2), ("=", [0.5, 2.0]))],
-    "check_training_data": [(lambda: lo.check_training_data(np.array([1.0, np.nan]), np.array([0, 2])), r"label"),
-                            (lambda: lo.check_training_data(np.array([1.0, -1.0]), np.array([0, 2])), r"label"),
-                            (lambda: lo.check_training_data(np.array([1.0, 0.0]), np.array([0, 3])), r"group_ptr"),
-                            (lambda: lo.check_training_data(np.array([1.0, 0.0]), np.array([0, 2]),
+    "check_k": [(lambda: lo.checks.check_k(0), r"\bk\b"), (lambda: lo.checks.check_k(2.5), r"\bk\b"),
+                (lambda: lo.checks.check_k(True), r"\bk\b"), (lambda: lo.checks.check_k(float("nan")), r"\bk\b"),
+                (lambda: lo.checks.check_k("3"), r"\bk\b")],
+    "check_labels": [(lambda: lo.checks.check_labels(np.array([1.0, np.nan]), 2), r"labels"),
+                     (lambda: lo.checks.check_labels(np.array([1.5]), 1, integer=True), r"labels"),
+                     (lambda: lo.checks.check_labels(np.array([1e-320]), 1), r"labels"),
+                     (lambda: lo.checks.check_labels(np.array([1.0]), 2), r"labels")],
+    "check_n_threads": [(lambda: lo.checks.check_n_threads(0), r"n_threads"), (lambda: lo.checks.check_n_threads(1.5), r"n_threads"),
+                        (lambda: lo.checks.check_n_threads("2"), r"n_threads")],
+    "check_query_weights": [(lambda: lo.checks.check_query_weights(np.array([1.0, np.nan]), 2), r"query_weights"),
+                            (lambda: lo.checks.check_query_weights(np.array([1.0, -1.0]), 2), r"query_weights"),
+                            (lambda: lo.checks.check_query_weights(np.array([1.0, np.inf]), 2), r"query_weights"),
+                            (lambda: lo.checks.check_query_weights(np.array([1.0]), 2), r"query_weights")],
+    "check_sample_weight": [(lambda: lo.checks.check_sample_weight(np.array([1.0, np.nan]), 2), r"sample_weight"),
+                            (lambda: lo.checks.check_sample_weight(np.array([1.0, -1.0]), 2), r"sample_weight"),
+                            (lambda: lo.checks.check_sample_weight(np.array([np.inf]), 1), r"sample_weight"),
+                            (lambda: lo.checks.check_sample_weight(np.zeros(3), 3), r"sample_weight"),
+                            (lambda: lo.checks.check_sample_weight(np.ones(3), 2), r"sample_weight"),
+                            (lambda: lo.checks.check_sample_weight(np.ones(2), 2, per="document"), r"per"),
+                            (lambda: lo.checks.check_sample_weight(np.array([0.5, 2.0]), 2), ("=", [0.5, 2.0]))],
+    "check_training_data": [(lambda: lo.checks.check_training_data(np.array([1.0, np.nan]), np.array([0, 2])), r"label"),
+                            (lambda: lo.checks.check_training_data(np.array([1.0, -1.0]), np.array([0, 2])), r"label"),
+                            (lambda: lo.checks.check_training_data(np.array([1.0, 0.0]), np.array([0, 3])), r"group_ptr"),
+                            (lambda: lo.checks.check_training_data(np.array([1.0, 0.0]), np.array([0, 2]),
                                                             np.array([1.0, np.inf])), r"weight"),
-                            (lambda: lo.check_training_data(np.array([1.0, 0.0]), np.array([0, 2]),
+                            (lambda: lo.checks.check_training_data(np.array([1.0, 0.0]), np.array([0, 2]),
                                                             np.array([1.0, 1.0]), weights_per="query"), r"weight"),
-                            (lambda: lo.check_training_data(np.array([1.0, 0.0]), np.array([0, 2]),
+                            (lambda: lo.checks.check_training_data(np.array([1.0, 0.0]), np.array([0, 2]),
                                                             np.array([1.0, 1e38]), limit=1e38), r"weight")],
-    "check_scores": [(lambda: lo.check_scores(np.array([np.nan])), r"scores"),
-                     (lambda: lo.check_scores(np.array([1e300, -1e300])), ("=", [1e300, -1e300])),
-                     (lambda: lo.check_scores(np.zeros((2, 2))), r"scores")],
+    "check_scores": [(lambda: lo.checks.check_scores(np.array([np.nan])), r"scores"),
+                     (lambda: lo.checks.check_scores(np.array([1e300, -1e300])), ("=", [1e300, -1e300])),
+                     (lambda: lo.checks.check_scores(np.zeros((2, 2))), r"scores")],
     "sizes_to_ptr": [(lambda: lo.sizes_to_ptr(np.array([3, 0, 3])), r"size"),
                      (lambda: lo.sizes_to_ptr(np.array([3, -1])), r"size"),
                      (lambda: lo.sizes_to_ptr(np.array([3.0, np.nan])), r"size"),
                      (lambda: lo.sizes_to_ptr(np.array(["3"])), r"size"),
                      (lambda: lo.sizes_to_ptr(np.array([3, 3]), 7), r"size.*rows"),
                      (lambda: lo.sizes_to_ptr(np.array([], dtype=int), 0), ("=", [0]))],
-    "ptr_to_sizes": [(lambda: lo.ptr_to_sizes(np.array([0, 4, 3, 6])), r"group_ptr"),
-                     (lambda: lo.ptr_to_sizes(np.array([])), r"group_ptr")],
+    "ptr_to_sizes": [(lambda: lo.data.ptr_to_sizes(np.array([0, 4, 3, 6])), r"group_ptr"),
+                     (lambda: lo.data.ptr_to_sizes(np.array([])), r"group_ptr")],
     "ptr_to_qid": [(lambda: lo.ptr_to_qid(np.array([0, 4, 3, 6])), r"group_ptr"),
                    (lambda: lo.ptr_to_qid(np.array([1, 3, 6])), r"group_ptr"),
                    (lambda: lo.ptr_to_qid(np.array([0.0, 2.5, 6.0])), r"group_ptr"),
@@ -299,25 +307,25 @@ UTILITY_CASES = {
                    (lambda: lo.qid_to_ptr(np.array([1.5, 1.5, 2.5])), ("=", [0, 2, 3])),
                    (lambda: lo.qid_to_ptr(np.array(["a", "a", "b"])), ("=", [0, 2, 3])),
                    (lambda: lo.qid_to_ptr(np.array([], dtype=int)), ("=", [0]))],
-    "resolve_group_ptr": [(lambda: lo.resolve_group_ptr(6, group=[3, 3], qid=np.zeros(6)), r"group.*qid"),
-                          (lambda: lo.resolve_group_ptr(6, qid=np.zeros(5)), r"qid"),
-                          (lambda: lo.resolve_group_ptr(6, group=np.array([3, 2])), r"group|size")],
-    "frame_group_ptr": [(lambda: lo.frame_group_ptr(_frame(), "nope"), r"nope"),
-                        (lambda: lo.frame_group_ptr(_frame(qid=[1, 2, 1])), r"qid")],
-    "split_qid_column": [(lambda: lo.split_qid_column(_frame(), qid=np.zeros(3)), r"qid")],
+    "resolve_group_ptr": [(lambda: lo.data.resolve_group_ptr(6, group=[3, 3], qid=np.zeros(6)), r"group.*qid"),
+                          (lambda: lo.data.resolve_group_ptr(6, qid=np.zeros(5)), r"qid"),
+                          (lambda: lo.data.resolve_group_ptr(6, group=np.array([3, 2])), r"group|size")],
+    "frame_group_ptr": [(lambda: lo.data.frame_group_ptr(_frame(), "nope"), r"nope"),
+                        (lambda: lo.data.frame_group_ptr(_frame(qid=[1, 2, 1])), r"qid")],
+    "split_qid_column": [(lambda: lo.data.split_qid_column(_frame(), qid=np.zeros(3)), r"qid")],
     "numba_threads": [(lambda: lo.numba_threads(0).__enter__(), r"n_threads")],
-    "openmp_sharing": [(lambda: lo.openmp_sharing() is None or isinstance(lo.openmp_sharing(), str), ("=", True))],
+    "openmp_sharing": [(lambda: lo.adapters.openmp_sharing() is None or isinstance(lo.adapters.openmp_sharing(), str), ("=", True))],
     "parse_metric": [(lambda: lo.parse_metric("bogus"), r"bogus"), (lambda: lo.parse_metric("ndcg@0"), r"\bk\b"),
                      (lambda: lo.parse_metric("ndcg@3", k=5), r"k=5"), (lambda: lo.parse_metric(5), r"metric")],
-    "convention_label": [(lambda: lo.convention_label("bogus"), r"convention")],
-    "directions_needed": [(lambda: lo.directions_needed(0), r"delta"), (lambda: lo.directions_needed(np.nan), r"delta")],
-    "local_optimality_test": [(lambda: lo.local_optimality_test(_linear(), _X(), _frame().qid.to_numpy(), P),
+    "convention_label": [(lambda: lo.metrics.convention_label("bogus"), r"convention")],
+    "directions_needed": [(lambda: lo.diagnostics.directions_needed(0), r"delta"), (lambda: lo.diagnostics.directions_needed(np.nan), r"delta")],
+    "local_optimality_test": [(lambda: lo.diagnostics.local_optimality_test(_linear(), _X(), _frame().qid.to_numpy(), P),
                                r"label|length|rows")],
-    "heatmap_counts": [(lambda: lo.heatmap_counts(None), r"tree"), (lambda: lo.heatmap_counts("x"), r"tree")],
-    "decision_paths": [(lambda: lo.decision_paths(None, np.zeros(3), 3), r"tree|model")],
-    "render_html": [(lambda: lo.render_html(None), r"heat")],
-    "render_png": [(lambda: lo.render_png(None, "x.png"), r"heat")],
-    "compare_gradients": [(lambda: lo.compare_gradients(np.ones(3), np.ones(3), np.ones(2), np.ones(2)), r"shape")],
+    "heatmap_counts": [(lambda: lo.diagnostics.heatmap_counts(None), r"tree"), (lambda: lo.diagnostics.heatmap_counts("x"), r"tree")],
+    "decision_paths": [(lambda: lo.diagnostics.decision_paths(None, np.zeros(3), 3), r"tree|model")],
+    "render_html": [(lambda: lo.diagnostics.render_html(None), r"heat")],
+    "render_png": [(lambda: lo.diagnostics.render_png(None, "x.png"), r"heat")],
+    "compare_gradients": [(lambda: lo.validation.compare_gradients(np.ones(3), np.ones(3), np.ones(2), np.ones(2)), r"shape")],
     "BinMapper": [(lambda: reference.BinMapper(1), r"max_bin"), (lambda: reference.BinMapper(300), r"max_bin")],
     "TreeGrower": [(lambda: reference.TreeGrower(np.zeros((4, 1), np.uint8), np.array([2]), np.zeros(4),
                                                  np.ones(4), np.arange(4), criterion="bogus"), r"criterion")],
@@ -335,7 +343,7 @@ def _X():
 
 
 def _linear():
-    return lo.LinearLambdaRank(n_iter=1).fit(_X(), Y, group_ptr=P)
+    return lo.diagnostics.LinearLambdaRank(n_iter=1).fit(_X(), Y, group_ptr=P)
 
 
 def test_utility_table_is_complete():
@@ -386,7 +394,7 @@ DATA_CASES = [
     ("load_letor", "no_rows", lambda t: _load(t, ""), r"no data", None),
     ("load_letor", "missing", lambda t: lo.load_letor(t / "nope"), r"nope", None),
     ("load_letor_folds", "missing", lambda t: lo.load_letor_folds(t / "nope"), r"nope", None),
-    ("catboost_validation_rows", "missing", lambda t: lo.catboost_validation_rows(t / "nope"), r"nope", None),
+    ("catboost_validation_rows", "missing", lambda t: lo.catboost.catboost_validation_rows(t / "nope"), r"nope", None),
     ("make_ranking", "zero_queries", lambda t: lo.make_ranking(0), r"n_queries", None),
     ("make_ranking", "docs_range", lambda t: lo.make_ranking(3, docs_per_query=(5, 2)), r"docs_per_query", None),
     ("make_mslr_like", "zero_queries", lambda t: lo.make_mslr_like(0), r"n_queries", None),
@@ -396,10 +404,10 @@ DATA_CASES = [
      r"\by\b", None),
     ("RankingData", "cut_groups", lambda t: lo.RankingData(X4, Y4, np.array([1, 1, 2, 2]), np.array([0, 3])),
      r"group_ptr", None),
-    ("LetorData", "qid_length", lambda t: lo.LetorData(X4, Y4, np.array([1, 1, 2]), np.array([0, 2, 4])),
+    ("LetorData", "qid_length", lambda t: lo.data.LetorData(X4, Y4, np.array([1, 1, 2]), np.array([0, 2, 4])),
      r"qid", None),
-    ("Fold", "no_train", lambda t: lo.Fold("Fold1", None), r"train", None),
-    ("Fold", "stray_test", lambda t: lo.Fold("Fold1", lo.make_ranking(3, seed=0), test=np.zeros(3)), r"test", None),
+    ("Fold", "no_train", lambda t: lo.data.Fold("Fold1", None), r"train", None),
+    ("Fold", "stray_test", lambda t: lo.data.Fold("Fold1", lo.make_ranking(3, seed=0), test=np.zeros(3)), r"test", None),
 ]
 
 
@@ -451,8 +459,8 @@ CONSTRUCTOR_CASES = [
     ("XGBoostObjective", "sigma_with_preset", lambda: lo.XGBoostObjective(preset="xgboost", sigma=2), r"sigma", None),
     ("XGBoostObjective", "nan_min_child_weight", lambda: lo.XGBoostObjective(min_child_weight=np.nan),
      r"min_child_weight", None),
-    ("catboost_loss_function", "unknown_metric", lambda: lo.catboost_loss_function("bogus"), r"metric", None),
-    ("catboost_loss_function", "top_0", lambda: lo.catboost_loss_function(top=0), r"top", None),
+    ("catboost_loss_function", "unknown_metric", lambda: lo.catboost.catboost_loss_function("bogus"), r"metric", None),
+    ("catboost_loss_function", "top_0", lambda: lo.catboost.catboost_loss_function(top=0), r"top", None),
     ("lightgbm_metric", "unknown", lambda: lo.lightgbm_metric("bogus"), r"bogus", None),
     ("lightgbm_metric", "k_0", lambda: lo.lightgbm_metric("ndcg@0"), r"\bk\b", None),
     ("lightgbm_metric", "convention", lambda: lo.lightgbm_metric("ndcg@3", convention="x"), r"convention", None),
@@ -461,8 +469,8 @@ CONSTRUCTOR_CASES = [
     ("xgboost_metric", "unknown", lambda: lo.xgboost_metric("bogus"), r"bogus", None),
     ("xgboost_metric", "negative_max_label", lambda: lo.xgboost_metric("err@3", max_label=-1), r"max_label",
      None),
-    ("catboost_metric", "unknown", lambda: lo.catboost_metric("bogus", []), r"bogus", None),
-    ("catboost_metric", "ties", lambda: lo.catboost_metric("ndcg@3", [], ties="x"), r"ties", None),
+    ("catboost_metric", "unknown", lambda: lo.catboost.catboost_metric("bogus", []), r"bogus", None),
+    ("catboost_metric", "ties", lambda: lo.catboost.catboost_metric("ndcg@3", [], ties="x"), r"ties", None),
     ("xgboost_early_stopping", "rounds_0", lambda: lo.xgboost_early_stopping(0, "ndcg@3"), r"rounds", None),
     ("xgboost_early_stopping", "unknown", lambda: lo.xgboost_early_stopping(3, "bogus"), r"bogus", None),
 ]
@@ -494,8 +502,8 @@ ESTIMATORS = {
     "LGBMLambdaRanker": lambda: lo.LGBMLambdaRanker(n_estimators=2, verbose=-1, min_data_in_leaf=1, num_leaves=4),
     "XGBLambdaRanker": lambda: lo.XGBLambdaRanker(n_estimators=2),
     "MARTRanker": lambda: reference.MARTRanker(n_estimators=2, min_data_in_leaf=1, num_leaves=4),
-    "LinearLambdaRank": lambda: lo.LinearLambdaRank(n_iter=2),
-    "MLPLambdaRank": lambda: lo.MLPLambdaRank(n_iter=2),
+    "LinearLambdaRank": lambda: lo.diagnostics.LinearLambdaRank(n_iter=2),
+    "MLPLambdaRank": lambda: lo.diagnostics.MLPLambdaRank(n_iter=2),
 }
 SAMPLE_WEIGHTED = ("LGBMLambdaRanker", "XGBLambdaRanker")
 
@@ -652,7 +660,7 @@ _N_QUERIES = lambda t: len(t[3]) - 1  # noqa: E731
 
 #: LightGBM's Dataset replaces a NaN label, weight or init score by 0 in C++ when it is constructed (and
 #: keeps only that copy), before any objective is called: what reaches us is a valid 0. The package's own
-#: entry points (LGBMLambdaRanker, lo.check_training_data before building the Dataset) refuse it.
+#: entry points (LGBMLambdaRanker, lo.checks.check_training_data before building the Dataset) refuse it.
 LGB_NAN = pytest.mark.xfail(strict=True, reason="engine: LightGBM turns NaN into 0 inside Dataset.construct, "
                                                 "before any objective sees it (documented in the user guide)")
 #: XGBoost's DMatrix refuses these itself, at construction (the user's own call, before our code runs)
@@ -846,29 +854,29 @@ def _darr(values, chunks):
 
 DASK_CASES = {
     "check_query_partitions": [
-        (lambda: lo.check_query_partitions(_darr(np.ones((6, 2)), (3, 2)), qid=_darr([1, 1, 2, 2, 2, 3], 3)),
+        (lambda: lo.dask.check_query_partitions(_darr(np.ones((6, 2)), (3, 2)), qid=_darr([1, 1, 2, 2, 2, 3], 3)),
          r"qid 2 continues"),
-        (lambda: lo.check_query_partitions(_darr(np.ones((6, 2)), (3, 2)), group=_darr([2, 2, 2], 2)),
+        (lambda: lo.dask.check_query_partitions(_darr(np.ones((6, 2)), (3, 2)), group=_darr([2, 2, 2], 2)),
          r"group sizes sum"),
-        (lambda: lo.check_query_partitions(_darr(np.ones((6, 2)), (3, 2))), r"exactly one of group")],
+        (lambda: lo.dask.check_query_partitions(_darr(np.ones((6, 2)), (3, 2))), r"exactly one of group")],
     "dask_lightgbm_ranker": [
-        (lambda: lo.dask_lightgbm_ranker(lo.LightGBMObjective(), X=_darr(np.ones((6, 2)), (3, 2)),
+        (lambda: lo.dask.dask_lightgbm_ranker(lo.LightGBMObjective(), X=_darr(np.ones((6, 2)), (3, 2)),
                                          group=_darr([2, 2, 2], 2)), r"group sizes sum")],
     "dask_metric": [
-        (lambda: lo.dask_metric(_ddf(qid=(1, 1, 1, 2, 2, 2), nparts=3), "f", "ndcg@10"), r"qid|partition"),
-        (lambda: lo.dask_metric(_ddf(), "f", "bogus@10"), r"metric|bogus"),
-        (lambda: lo.dask_metric(_ddf(label=(np.nan, 0.0, 2.0, 0.0, 1.0, 0.0)), "f", "ndcg@10"), r"label")],
+        (lambda: lo.dask.dask_metric(_ddf(qid=(1, 1, 1, 2, 2, 2), nparts=3), "f", "ndcg@10"), r"qid|partition"),
+        (lambda: lo.dask.dask_metric(_ddf(), "f", "bogus@10"), r"metric|bogus"),
+        (lambda: lo.dask.dask_metric(_ddf(label=(np.nan, 0.0, 2.0, 0.0, 1.0, 0.0)), "f", "ndcg@10"), r"label")],
     "partition_group_sizes": [
-        (lambda: lo.partition_group_sizes(_ddf(qid=(1, 1, 1, 2, 2, 2), nparts=3)), r"qid|partition"),
-        (lambda: lo.partition_group_sizes(_ddf(), qid="nope"), r"nope")],
+        (lambda: lo.dask.partition_group_sizes(_ddf(qid=(1, 1, 1, 2, 2, 2), nparts=3)), r"qid|partition"),
+        (lambda: lo.dask.partition_group_sizes(_ddf(), qid="nope"), r"nope")],
     "repartition_by_query": [
-        (lambda: lo.repartition_by_query(_ddf().compute()), r"Dask DataFrame|dask"),
-        (lambda: lo.repartition_by_query(_ddf(qid=(1.0, 1.0, np.nan, 2.0, 3.0, 3.0))), r"qid"),
-        (lambda: lo.repartition_by_query(_ddf(qid=("a", "a", "b", "b", "c", "c"))), r"qid"),
-        (lambda: lo.repartition_by_query(_ddf(), qid="nope"), r"nope"),
-        (lambda: lo.repartition_by_query(_ddf(), npartitions=0), r"npartitions")],
+        (lambda: lo.dask.repartition_by_query(_ddf().compute()), r"Dask DataFrame|dask"),
+        (lambda: lo.dask.repartition_by_query(_ddf(qid=(1.0, 1.0, np.nan, 2.0, 3.0, 3.0))), r"qid"),
+        (lambda: lo.dask.repartition_by_query(_ddf(qid=("a", "a", "b", "b", "c", "c"))), r"qid"),
+        (lambda: lo.dask.repartition_by_query(_ddf(), qid="nope"), r"nope"),
+        (lambda: lo.dask.repartition_by_query(_ddf(), npartitions=0), r"npartitions")],
     "xgboost_dask_train": [
-        (lambda: lo.xgboost_dask_train(None, {}, _darr(np.ones((6, 2)), (3, 2)), _darr(np.ones(6), 3),
+        (lambda: lo.dask.xgboost_dask_train(None, {}, _darr(np.ones((6, 2)), (3, 2)), _darr(np.ones(6), 3),
                                        _darr([1, 1, 2, 2, 2, 3], 3), lo.XGBoostObjective()), r"qid 2 continues")],
 }
 

@@ -1,13 +1,9 @@
-"""lambda_objectives.catboost_gradients: input checks, the loss string, the validation rows on MQ2008."""
+"""lambda_objectives.catboost: input checks, the loss string, the validation rows on MQ2008."""
 
 import numpy as np
 import pytest
 
-from lambda_objectives import (
-    catboost_lambdamart_gradients,
-    catboost_loss_function,
-    catboost_validation_rows,
-)
+from lambda_objectives.catboost import catboost_lambdamart_gradients, catboost_loss_function, catboost_validation_rows
 
 
 def test_bad_input_is_refused_with_the_reason():
@@ -69,7 +65,7 @@ def _logistic_orders(s):
 
 
 def test_yetirank_expectation_equals_the_integrated_noise_on_three_documents():
-    from lambda_objectives import catboost_yetirank_expected_gradients
+    from lambda_objectives.catboost import catboost_yetirank_expected_gradients
 
     s, y, decay = np.array([0.3, -0.4, 0.1]), np.array([2.0, 0.0, 1.0]), 0.85
     orders = _logistic_orders(s)
@@ -95,7 +91,7 @@ def test_yetirank_expectation_equals_the_integrated_noise_on_three_documents():
 
 
 def test_yetirank_expectation_is_exact_on_two_documents_and_refuses_bad_options():
-    from lambda_objectives import catboost_yetirank_expected_gradients
+    from lambda_objectives.catboost import catboost_yetirank_expected_gradients
 
     s, y = np.array([0.25, 1.0, 0.0, 0.0]), np.array([3.0, 1.0, 1.0, 1.0])
     d1, d2, se = catboost_yetirank_expected_gradients(s, y, [0, 2, 4], n_samples=10, seed=0)
@@ -113,7 +109,7 @@ def test_yetirank_expectation_is_exact_on_two_documents_and_refuses_bad_options(
 
 def test_pairwise_rows_on_tied_synthetic_lists():
     pytest.importorskip("catboost", reason="catboost is not installed (pip install 'lambda_objectives[catboost]')")
-    from lambda_objectives import catboost_pairlogit_row, catboost_yetirank_row
+    from lambda_objectives.catboost import catboost_pairlogit_row, catboost_yetirank_row
 
     rng = np.random.default_rng(0)
     ptr = np.r_[0, np.cumsum(rng.integers(3, 12, size=4))]
@@ -126,7 +122,8 @@ def test_pairwise_rows_on_tied_synthetic_lists():
     # the wrong decay is detected: CatBoost's default is 0.85, not the 0.99 of older sources
     wrong = catboost_yetirank_row(s, y, ptr, n_seeds=10, permutations=200, n_samples=100_000, decay=0.99)
     assert wrong["reproduced"] == "pass"  # the probe is told the same decay: consistent
-    from lambda_objectives import catboost_yetirank_expected_gradients, probe_catboost
+    from lambda_objectives.catboost import catboost_yetirank_expected_gradients
+    from lambda_objectives.validation import probe_catboost
 
     d1 = np.mean([probe_catboost(s.astype(np.float32).astype(float), y, ptr, "YetiRank:permutations=200",
                                  params={"random_seed": k})[0] for k in range(10)], axis=0)
@@ -140,7 +137,7 @@ def test_softmax_equals_catboosts_querysoftmax(beta, lambda_):
     """Our softmax is minus CatBoost's probed QuerySoftMax der1/der2 (tied labels and scores, real-valued
     targets, a query of zero labels, which CatBoost gives zeros), and a wrong beta is detected."""
     pytest.importorskip("catboost", reason="catboost is not installed (pip install 'lambda_objectives[catboost]')")
-    from lambda_objectives import catboost_querysoftmax_row
+    from lambda_objectives.catboost import catboost_querysoftmax_row
 
     rng = np.random.default_rng(3)
     ptr = np.r_[0, np.cumsum([6, 9, 4, 11])]
@@ -152,7 +149,8 @@ def test_softmax_equals_catboosts_querysoftmax(beta, lambda_):
     row = catboost_querysoftmax_row(s, y, ptr, beta=beta, lambda_=lambda_)
     assert row["reproduced"] == "pass" and row["repro_max_rel"] < 1e-9, row
     assert row["loss_function"] == f"QuerySoftMax:beta={beta!r};lambda={lambda_!r}"
-    from lambda_objectives import probe_catboost, softmax_gradients
+    from lambda_objectives.validation import probe_catboost
+    from lambda_objectives import softmax_gradients
 
     d1, _ = probe_catboost(s, y, ptr, row["loss_function"])
     g, _ = softmax_gradients(s, y, ptr, beta=beta * 1.01, lambda_=lambda_)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from lambda_objectives import check_sample_weight
+from lambda_objectives.checks import check_sample_weight
 
 
 def test_check_sample_weight_accepts_valid_weights_and_copies_nothing_it_need_not():

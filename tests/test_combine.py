@@ -1,10 +1,10 @@
-"""Tests of lambda_objectives.combine: the exact sweep against brute force and a dense grid."""
+"""Tests of lambda_objectives.diagnostics.combine: the exact sweep against brute force and a dense grid."""
 
 import numpy as np
 import pytest
 
 from lambda_objectives import mean_metric
-from lambda_objectives.combine import best_linear_combination, combination_breakpoints
+from lambda_objectives.diagnostics.combine import best_linear_combination, combination_breakpoints
 
 
 def _data(seed, nq=25):

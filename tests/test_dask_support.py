@@ -8,7 +8,7 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 from lambda_objectives.adapters import LightGBMObjective, XGBoostObjective  # noqa: E402
-from lambda_objectives.dask_support import (  # noqa: E402
+from lambda_objectives.dask import (  # noqa: E402
     check_query_partitions,
     dask_lightgbm_ranker,
     xgboost_dask_train,
@@ -175,7 +175,7 @@ def test_repartition_by_query_makes_every_query_whole(client, npartitions, expec
     before = ddf.compute()
     split = sum(len({p for p, part in enumerate(_parts(ddf)) if q in set(part.qid)}) > 1 for q in df.qid.unique())
     assert split > 100  # the input splits nearly every one of the 120 queries
-    out = lo.repartition_by_query(ddf, "qid", npartitions=npartitions)
+    out = lo.dask.repartition_by_query(ddf, "qid", npartitions=npartitions)
     parts = _parts(out)
     assert out.npartitions == len(parts) == expected and all(len(p) for p in parts)
     owners = {}
@@ -186,7 +186,7 @@ def test_repartition_by_query_makes_every_query_whole(client, npartitions, expec
             owners.setdefault(q, set()).add(p)
     assert all(len(s) == 1 for s in owners.values()) and len(owners) == 120
     # qid ranges rise with the partition number, so the dask-array check passes too
-    assert lo.check_query_partitions(out["f0"].to_dask_array(lengths=True),
+    assert lo.dask.check_query_partitions(out["f0"].to_dask_array(lengths=True),
                                      qid=out["qid"].to_dask_array(lengths=True)) == expected
     # every row kept once, with its index label; inside a query the input order (stable sort)
     got = pd.concat(parts)
@@ -201,7 +201,7 @@ def test_repartition_by_query_makes_every_query_whole(client, npartitions, expec
 
 def test_partition_starts_fill_every_partition():
     """The qid ranges: n non-empty partitions in qid order, balanced, whatever the query sizes."""
-    from lambda_objectives.dask_support import _part_starts
+    from lambda_objectives.dask import _part_starts
 
     rng = np.random.default_rng(0)
     for _ in range(300):
@@ -225,30 +225,30 @@ def test_repartition_by_query_validates():
     _, _, df = _frame(n_q=10)
     ddf = _shuffled(df, 3)
     with pytest.raises(TypeError, match="dask.dataframe.DataFrame.*sort_values"):
-        lo.repartition_by_query(df, "qid")
+        lo.dask.repartition_by_query(df, "qid")
     with pytest.raises(TypeError, match="from_dask_array"):
-        lo.repartition_by_query(da.from_array(df.to_numpy()), "qid")
+        lo.dask.repartition_by_query(da.from_array(df.to_numpy()), "qid")
     with pytest.raises(ValueError, match="no 'query' column"):
-        lo.repartition_by_query(ddf, "query")
+        lo.dask.repartition_by_query(ddf, "query")
     with pytest.raises(ValueError, match="npartitions"):
-        lo.repartition_by_query(ddf, "qid", npartitions=0)
+        lo.dask.repartition_by_query(ddf, "qid", npartitions=0)
     floats = df.assign(qid=df.qid.astype(float))
     with pytest.raises(ValueError, match="dtype float64; query ids must be integers"):
-        lo.repartition_by_query(_shuffled(floats, 3), "qid")
+        lo.dask.repartition_by_query(_shuffled(floats, 3), "qid")
     floats.loc[floats.index[7], "qid"] = np.nan
     with pytest.raises(ValueError, match=f"1 missing \\(NaN\\) ids, the first at index label {floats.index[7]}"):
-        lo.repartition_by_query(_shuffled(floats, 3), "qid")
+        lo.dask.repartition_by_query(_shuffled(floats, 3), "qid")
     nullable = df.assign(qid=pd.array(df.qid, dtype="Int64"))
     nullable.loc[nullable.index[3], "qid"] = pd.NA
     with pytest.raises(ValueError, match="1 missing"):
-        lo.repartition_by_query(_shuffled(nullable, 3), "qid")
+        lo.dask.repartition_by_query(_shuffled(nullable, 3), "qid")
     with pytest.raises(ValueError, match="must be integers"):
-        lo.repartition_by_query(_shuffled(df.assign(qid=df.qid.map("q{}".format)), 3), "qid")
+        lo.dask.repartition_by_query(_shuffled(df.assign(qid=df.qid.map("q{}".format)), 3), "qid")
     # more partitions than queries: one query each
-    capped = _parts(lo.repartition_by_query(ddf, "qid", npartitions=50))
+    capped = _parts(lo.dask.repartition_by_query(ddf, "qid", npartitions=50))
     assert [sorted(set(p.qid)) for p in capped] == [[q] for q in range(10)]
     # nullable integers without missing ids are integers: accepted
-    out = lo.repartition_by_query(_shuffled(df.assign(qid=pd.array(df.qid, dtype="Int64")), 3), "qid")
+    out = lo.dask.repartition_by_query(_shuffled(df.assign(qid=pd.array(df.qid, dtype="Int64")), 3), "qid")
     assert str(out.compute().qid.dtype) == "Int64"
 
 
@@ -257,21 +257,21 @@ def test_partition_group_sizes_align_with_partitions(client):
 
     _, _, df = _frame(n_q=40)
     with pytest.raises(ValueError, match="lies in partitions|reappears"):
-        lo.partition_group_sizes(_shuffled(df, 4), "qid")
+        lo.dask.partition_group_sizes(_shuffled(df, 4), "qid")
     dd = pytest.importorskip("dask.dataframe")
     # a query cut at a partition boundary (rows in order): named with both partitions
     cut = dd.from_pandas(df, npartitions=4, sort=False)
     with pytest.raises(ValueError, match=r"qid \d+ lies in partitions 0 and 1"):
-        lo.partition_group_sizes(cut, "qid")
-    out = lo.repartition_by_query(_shuffled(df, 4), "qid")
-    g = lo.partition_group_sizes(out, "qid")
+        lo.dask.partition_group_sizes(cut, "qid")
+    out = lo.dask.repartition_by_query(_shuffled(df, 4), "qid")
+    g = lo.dask.partition_group_sizes(out, "qid")
     parts = _parts(out)
     assert len(g.chunks[0]) == len(parts) == 4
     for sizes, part in zip(g.to_delayed(), parts):
         sizes = sizes.compute()
         assert sizes.sum() == len(part)
         np.testing.assert_array_equal(sizes, part.groupby("qid", sort=True).size().to_numpy())
-    assert lo.check_query_partitions(out[["f0"]].to_dask_array(lengths=True), group=g) == 4
+    assert lo.dask.check_query_partitions(out[["f0"]].to_dask_array(lengths=True), group=g) == 4
 
 
 def test_dask_metric_is_the_mean_over_queries(client):
@@ -282,25 +282,25 @@ def test_dask_metric_is_the_mean_over_queries(client):
     df = df.assign(score=rng.normal(size=len(df)))
     # labels 0..1 in the first half of the queries: per-partition maxima would change ERR
     df.loc[df.qid < 30, "label"] = np.minimum(df.label[df.qid < 30], 1)
-    out = client.persist(lo.repartition_by_query(_shuffled(df, 3), "qid"))
+    out = client.persist(lo.dask.repartition_by_query(_shuffled(df, 3), "qid"))
     whole = out.compute()
     ptr = lo.qid_to_ptr(whole.qid.to_numpy())
     s, y = whole.score.to_numpy(), whole.label.to_numpy()
     for metric, opts in [("ndcg@10", {}), ("err@5", {}), ("map", {}), ("ndcg@5", {"ideal_zero": "drop"}),
                          ("ndcg@10", {"convention": "trec"})]:
         expected = lo.mean_metric(s, y, ptr, metric, **opts)
-        assert lo.dask_metric(out, "score", metric, **opts) == pytest.approx(expected, rel=1e-12, abs=1e-15)
-        assert lo.dask_metric(out, out["score"].to_dask_array(), metric, **opts) == pytest.approx(expected, rel=1e-12)
+        assert lo.dask.dask_metric(out, "score", metric, **opts) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+        assert lo.dask.dask_metric(out, out["score"].to_dask_array(), metric, **opts) == pytest.approx(expected, rel=1e-12)
     # the per-partition maxima would give another ERR: the global one is used
     local = [lo.mean_metric(p.score.to_numpy(), p.label.to_numpy(), lo.qid_to_ptr(p.qid.to_numpy()), "err@5")
              for p in _parts(out)]
     assert not np.isclose(np.mean(local), lo.mean_metric(s, y, ptr, "err@5"))
     with pytest.raises(ValueError, match="lies in partitions|reappears"):
-        lo.dask_metric(_shuffled(df, 3), "score", "ndcg@10")
+        lo.dask.dask_metric(_shuffled(df, 3), "score", "ndcg@10")
     with pytest.raises(ValueError, match="2 chunks but the DataFrame has 3 partitions"):
-        lo.dask_metric(out, da.from_array(np.zeros(len(df)), chunks=len(df) // 2 + 1), "ndcg@10")
+        lo.dask.dask_metric(out, da.from_array(np.zeros(len(df)), chunks=len(df) // 2 + 1), "ndcg@10")
     with pytest.raises(ValueError, match="no 'grade' column"):
-        lo.dask_metric(out, "score", "ndcg@10", label="grade")
+        lo.dask.dask_metric(out, "score", "ndcg@10", label="grade")
 
 
 def test_lightgbm_on_a_shuffled_frame_matches_single_machine(client):
@@ -319,8 +319,8 @@ def test_lightgbm_on_a_shuffled_frame_matches_single_machine(client):
     tr, te = lo.train_test_split_queries(d, test_size=0.3, seed=0)
     cols = [f"f{i}" for i in range(8)]
     df = pd.DataFrame(tr.X, columns=cols).assign(label=tr.y, qid=tr.qid)
-    ddf = client.persist(lo.repartition_by_query(_shuffled(df, 4), "qid"))
-    group = lo.partition_group_sizes(ddf, "qid")
+    ddf = client.persist(lo.dask.repartition_by_query(_shuffled(df, 4), "qid"))
+    group = lo.dask.partition_group_sizes(ddf, "qid")
     kw = dict(n_estimators=20, num_leaves=15, learning_rate=0.1, min_child_samples=5, verbose=-1,
               deterministic=True, force_row_wise=True)
     m = lgb.dask.DaskLGBMRanker(objective=LightGBMObjective("ndcg"), client=client, **kw)
@@ -335,7 +335,7 @@ def test_lightgbm_on_a_shuffled_frame_matches_single_machine(client):
     whole = ddf.compute()
     expected = lo.mean_metric(m.to_local().predict(whole[cols]), whole.label.to_numpy(),
                               lo.qid_to_ptr(whole.qid.to_numpy()), "ndcg@10")
-    assert lo.dask_metric(ddf, m.predict(ddf[cols]), "ndcg@10") == pytest.approx(expected, rel=1e-12)
+    assert lo.dask.dask_metric(ddf, m.predict(ddf[cols]), "ndcg@10") == pytest.approx(expected, rel=1e-12)
 
 
 def test_xgboost_on_a_shuffled_frame_equals_single_machine(client):
@@ -346,10 +346,10 @@ def test_xgboost_on_a_shuffled_frame_equals_single_machine(client):
     import lambda_objectives as lo
 
     _, cols, df = _frame(n_q=80, seed=4)
-    ddf = client.persist(lo.repartition_by_query(_shuffled(df, 4), "qid"))
+    ddf = client.persist(lo.dask.repartition_by_query(_shuffled(df, 4), "qid"))
     X, y, q = (ddf[c].to_dask_array(lengths=True) for c in (cols, "label", "qid"))
     params = {"max_depth": 3, "eta": 0.3, "nthread": 1, "tree_method": "hist"}
-    out = lo.xgboost_dask_train(client, params, X, y, q, XGBoostObjective("ndcg"), num_boost_round=10)
+    out = lo.dask.xgboost_dask_train(client, params, X, y, q, XGBoostObjective("ndcg"), num_boost_round=10)
     whole = ddf.compute()
     single = xgb.train({**params, "base_score": 0.0},
                        xgb.DMatrix(whole[cols].to_numpy(), whole.label.to_numpy(), qid=whole.qid.to_numpy()), 10,

@@ -1,10 +1,10 @@
-"""Tests of lambda_objectives.datasets: determinism, web-like shape, learnability, splits."""
+"""Tests of lambda_objectives.data.datasets: determinism, web-like shape, learnability, splits."""
 
 import numpy as np
 import pytest
 
 from lambda_objectives import mean_metric
-from lambda_objectives.datasets import (
+from lambda_objectives.data.datasets import (
     make_mslr_like,
     make_ranking,
     train_test_split_queries,

@@ -1,17 +1,11 @@
-"""Tests of lambda_objectives.groups: sizes / group_ptr / qid conversions and their errors."""
+"""Tests of lambda_objectives.data.groups: sizes / group_ptr / qid conversions and their errors."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from lambda_objectives import (
-    frame_group_ptr,
-    ptr_to_qid,
-    ptr_to_sizes,
-    qid_to_ptr,
-    resolve_group_ptr,
-    sizes_to_ptr,
-)
+from lambda_objectives.data import frame_group_ptr, ptr_to_sizes, resolve_group_ptr
+from lambda_objectives import ptr_to_qid, qid_to_ptr, sizes_to_ptr
 
 
 def test_round_trips():
@@ -82,7 +76,7 @@ def test_dataframe_qid_accepted_where_group_ptr_is():
 def test_split_qid_column():
     import pandas as pd
 
-    from lambda_objectives import split_qid_column
+    from lambda_objectives.data import split_qid_column
 
     df = pd.DataFrame({"qid": [1, 1, 2], "a": [0.1, 0.2, 0.3]})
     X, qid = split_qid_column(df)

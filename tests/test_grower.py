@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from lambda_objectives import lambda_gradients
-from lambda_objectives.datasets import make_ranking
+from lambda_objectives.data.datasets import make_ranking
 from reference import BinMapper, MARTRanker, TreeGrower
 
 

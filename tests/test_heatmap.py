@@ -6,8 +6,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from lambda_objectives.datasets import make_ranking
-from lambda_objectives.heatmap import (
+from lambda_objectives.data.datasets import make_ranking
+from lambda_objectives.diagnostics.heatmap import (
     decision_paths,
     heatmap_counts,
     render_html,

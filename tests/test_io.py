@@ -1,4 +1,4 @@
-"""Tests of lambda_objectives.io: LETOR parsing against sklearn, round trips, folds, every bad input."""
+"""Tests of lambda_objectives.data.io: LETOR parsing against sklearn, round trips, folds, every bad input."""
 
 import numpy as np
 import pytest

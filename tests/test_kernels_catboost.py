@@ -9,11 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from lambda_objectives import (
-    catboost_lambdamart_gradients,
-    catboost_loss_function,
-    lambda_gradients,
-)
+from lambda_objectives.catboost import catboost_lambdamart_gradients, catboost_loss_function
+from lambda_objectives import lambda_gradients
 
 
 def _rho(ds, sigma=1.0):
@@ -126,7 +123,7 @@ def test_ties_in_input_order_single_document_queries_zero_and_threads_do_not_mat
 @pytest.mark.parametrize("metric", ["ndcg", "dcg", "mrr", "err", "map"])
 def test_reproduces_catboost_itself_through_the_probe(metric):
     pytest.importorskip("catboost", reason="catboost is not installed (pip install 'lambda_objectives[catboost]')")
-    from lambda_objectives import probe_catboost
+    from lambda_objectives.validation import probe_catboost
 
     rng = np.random.default_rng(7)
     ptr = np.array([0, 9, 14, 27])

@@ -12,7 +12,8 @@ import numba
 import numpy as np
 import pytest
 
-from lambda_objectives import LAMBDA_METRICS, lambda_gradients
+from lambda_objectives.objectives import LAMBDA_METRICS
+from lambda_objectives import lambda_gradients
 from lambda_objectives import _registry as reg
 from lambda_objectives._kernels import pairs
 

@@ -1,4 +1,4 @@
-"""Tests of lambda_objectives.lambdas: the closed-form kernels against the brute-force swap oracle."""
+"""Tests of lambda_objectives.objectives.lambdas: the closed-form kernels against the brute-force swap oracle."""
 
 import math
 
@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lambda_objectives import LAMBDA_METRICS, lambda_gradients
+from lambda_objectives.objectives import LAMBDA_METRICS
+from lambda_objectives import lambda_gradients
 
 METRICS = LAMBDA_METRICS  # every lambda objective of the registry
 FAST = not numba.config.DISABLE_JIT

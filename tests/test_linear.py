@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from lambda_objectives import lambda_gradients, mean_metric
-from lambda_objectives.linear import (
+from lambda_objectives.diagnostics.linear import (
     LinearLambdaRank,
     MLPLambdaRank,
     directions_needed,

@@ -8,7 +8,8 @@ from conftest import shared_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lambda_objectives import METRICS, mean_metric, metric_table, metric_values, metric_values_table, parse_metric
+from lambda_objectives.metrics import METRICS, metric_table
+from lambda_objectives import mean_metric, metric_values, metric_values_table, parse_metric
 
 EXAMPLES = 200 if not numba.config.DISABLE_JIT else 60
 
@@ -293,7 +294,7 @@ def test_named_conventions_resolve_and_conflicts_raise():
         metric_values(s, y, ptr, "ndcg", convention="trec", gain="exp")
     with pytest.raises(ValueError, match="convention must be one of"):
         metric_values(s, y, ptr, "ndcg", convention="ranx")
-    from lambda_objectives import convention_label
+    from lambda_objectives.metrics import convention_label
 
     assert "scores 0" in convention_label("trec") and "2^rel" in convention_label()
     assert "dropped" in convention_label(ideal_zero="drop")

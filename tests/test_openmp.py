@@ -1,4 +1,4 @@
-"""numba joining XGBoost's OpenMP runtime (``lambda_objectives/_openmp.py``), checked in fresh processes:
+"""numba joining XGBoost's OpenMP runtime (``lambda_objectives/_core/openmp.py``), checked in fresh processes:
 the dynamic loader's own record of which runtime each library's ``GOMP_parallel`` bound to
 (``LD_DEBUG=bindings``), the cases where it must not happen, the processes that load both engines
 (issue #34: numba joins the engine whose objective comes first), and gradients unchanged bit for bit
@@ -22,8 +22,8 @@ _TRAIN = textwrap.dedent("""
     {before}
     import xgboost as xgb
     from lambda_objectives.adapters import XGBoostObjective
-    from lambda_objectives._openmp import openmp_sharing
-    from lambda_objectives.datasets import make_ranking
+    from lambda_objectives._core.openmp import openmp_sharing
+    from lambda_objectives.data.datasets import make_ranking
 
     d = make_ranking(80, docs_per_query=(5, 40), n_features=6, seed=3)
     obj = XGBoostObjective(preset="xgboost", n_threads=2)

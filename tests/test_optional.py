@@ -1,4 +1,4 @@
-"""Tests of lambda_objectives._optional: a missing extra is named."""
+"""Tests of lambda_objectives._core.optional: a missing extra is named."""
 
 
 def test_a_missing_optional_dependency_names_its_extra(monkeypatch):
@@ -6,7 +6,7 @@ def test_a_missing_optional_dependency_names_its_extra(monkeypatch):
 
     import pytest
 
-    from lambda_objectives._optional import require
+    from lambda_objectives._core.optional import require
 
     monkeypatch.setitem(sys.modules, "xgboost", None)  # as if not installed
     with pytest.raises(ImportError, match=r"pip install 'lambda_objectives\[engines\]'"):

@@ -137,7 +137,7 @@ def test_adapters_advance_rounds_check_options_and_warn_on_raw_negative_hessians
     for bad in ({"sigma": 2.0}, {"n_samples": 0}, {"hessian": "x"}, {"permutations": 3}):
         with pytest.raises(ValueError):
             lo.XGBoostObjective("plrank", **bad)
-    with pytest.warns(lo.HessianWarning, match="negative Hessians"):
+    with pytest.warns(lo.adapters.HessianWarning, match="negative Hessians"):
         lo.LightGBMObjective("plrank@3", n_samples=20, hessian="raw").gradients(s, y, ptr)
 
 
@@ -152,7 +152,7 @@ def test_trains_in_lightgbm_and_xgboost_better_than_a_constant():
     d = lo.make_ranking(n_queries=60, seed=4)
     constant = _ndcg(np.zeros(d.y.shape[0]), d)
     with warnings.catch_warnings():
-        warnings.simplefilter("error", lo.HessianWarning)
+        warnings.simplefilter("error", lo.adapters.HessianWarning)
         obj = lo.LightGBMObjective("plrank@10", n_samples=50)
         booster = lgb.train({"objective": obj, "verbose": -1, "num_leaves": 15, "learning_rate": 0.3},
                             lgb.Dataset(d.X, d.y, group=np.diff(d.group_ptr)), 8)

@@ -9,7 +9,7 @@ pytest.importorskip("xgboost")
 from conftest import shared_file  # noqa: E402
 
 from lambda_objectives.adapters import LightGBMObjective, XGBoostObjective  # noqa: E402
-from lambda_objectives.probe import compare_gradients, probe_lightgbm, probe_xgboost  # noqa: E402
+from lambda_objectives.validation.probe import compare_gradients, probe_lightgbm, probe_xgboost  # noqa: E402
 
 
 def _few_queries(path, query_file=None, n_q=6):
@@ -81,7 +81,7 @@ def _catboost():
 
 def test_catboost_probe_recovers_query_rmse_in_closed_form():
     _catboost()
-    from lambda_objectives import probe_catboost
+    from lambda_objectives.validation import probe_catboost
 
     s, y, ptr = np.array([0.3, -0.2, 0.5, 0.1, 0.0, 1.0, 2.0]), np.array([2.0, 0, 1, 0, 1, 3, 1]), [0, 5, 7]
     d1, d2 = probe_catboost(s, y, ptr, "QueryRMSE")
@@ -93,7 +93,8 @@ def test_catboost_probe_recovers_query_rmse_in_closed_form():
 
 def test_catboost_lambdamart_ndcg_is_our_linear_gain_lambda_and_mrr_differs_as_derived():
     _catboost()
-    from lambda_objectives import lambda_gradients, probe_catboost
+    from lambda_objectives import lambda_gradients
+    from lambda_objectives.validation import probe_catboost
 
     rng = np.random.default_rng(0)
     s, y, ptr = rng.normal(size=9), np.array([2.0, 0, 1, 3, 0, 1, 2, 0, 1]), [0, 9]
@@ -115,7 +116,7 @@ def test_catboost_lambdamart_ndcg_is_our_linear_gain_lambda_and_mrr_differs_as_d
 
 def test_catboost_probe_reads_pairlogit_and_its_pairs_by_hand():
     _catboost()
-    from lambda_objectives import probe_catboost
+    from lambda_objectives.validation import probe_catboost
 
     # one query of 3 documents: pairs (0 over 1), (0 over 2), (2 over 1), weight 1 each; CatBoost's
     # der1 = −∂L/∂s and der2 = −∂²L/∂s² of L = Σ log(1 + exp(−(s_hi − s_lo)))
@@ -136,7 +137,7 @@ def test_catboost_probe_reads_pairlogit_and_its_pairs_by_hand():
 
 def test_catboost_probe_reads_yetirank_on_two_documents_by_hand():
     _catboost()
-    from lambda_objectives import probe_catboost
+    from lambda_objectives.validation import probe_catboost
 
     # two documents are always neighbours: YetiRank's pair weight is 0.15·|Δy| whatever the noise
     s, y = np.array([0.25, 1.0]), np.array([3.0, 1.0])
@@ -153,7 +154,7 @@ def test_catboost_probe_reads_yetirank_on_two_documents_by_hand():
 
 def test_catboost_probe_pair_weights_only_for_pairlogit():
     _catboost()
-    from lambda_objectives import probe_catboost
+    from lambda_objectives.validation import probe_catboost
 
     with pytest.raises(ValueError, match="PairLogit"):
         probe_catboost([0.0, 1.0], [1.0, 0.0], [0, 2], "QueryRMSE", return_pair_weights=True)
@@ -163,7 +164,7 @@ def test_lightgbm_retries_are_silent_and_leave_unisolated_documents_out(capfd):
     """Near-zero Hessians (truncation 3) trip LightGBM's ``left_count > 0`` check; the probe retries
     with larger leaves, and LightGBM's "[Fatal]" line of the handled failure must not reach the user."""
     pytest.importorskip("lightgbm")
-    from lambda_objectives.probe import probe_lightgbm
+    from lambda_objectives.validation.probe import probe_lightgbm
 
     rng = np.random.default_rng(0)
     ptr = np.concatenate([[0], np.cumsum(rng.integers(5, 15, size=6))])
@@ -195,7 +196,7 @@ def test_one_scores_keyword_probes_every_engine_at_those_scores():
         g0, h0 = obj.gradients(np.zeros_like(s), y, ptr)
         assert not compare_gradients(g0, h0, gn, hn, rtol=1e-5, atol=1e-7)["passed"], probe.__name__
     cb = pytest.importorskip("catboost")  # noqa: F841
-    from lambda_objectives import probe_catboost
+    from lambda_objectives.validation import probe_catboost
 
     d1, _ = probe_catboost(labels=y, group_ptr=ptr, scores=s, loss_function="LambdaMart:metric=NDCG;norm=false")
     np.testing.assert_allclose(d1, lambda_gradients(s, y, ptr, "ndcg", gain="linear")[0], rtol=1e-6, atol=1e-9)

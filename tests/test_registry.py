@@ -6,16 +6,9 @@ import _oracles as oracle
 import numpy as np
 import pytest
 
-from lambda_objectives import (
-    LAMBDA_METRICS,
-    METRICS,
-    LightGBMObjective,
-    XGBoostObjective,
-    lambda_gradients,
-    lightgbm_metric,
-    metric_values,
-    xgboost_metric,
-)
+from lambda_objectives.objectives import LAMBDA_METRICS
+from lambda_objectives.metrics import METRICS
+from lambda_objectives import (LightGBMObjective, XGBoostObjective, lambda_gradients, lightgbm_metric, metric_values, xgboost_metric)
 from lambda_objectives._registry import REGISTRY, Entry, names, objective_options, parse_metric
 
 ROWS = sorted({row.name: row for row in REGISTRY.values()}.values(), key=lambda r: r.code)

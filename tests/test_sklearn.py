@@ -1,4 +1,4 @@
-"""What the scikit-learn rankers share (``lambda_objectives._sklearn``): the refusal to score a query
+"""What the scikit-learn rankers share (``lambda_objectives.adapters._sklearn``): the refusal to score a query
 cut between fit and score, for ``XGBLambdaRanker``, ``LGBMLambdaRanker`` and ``reference.MARTRanker``."""
 
 import numpy as np
@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from conftest import shared_file
 
 import lambda_objectives as lo
-from lambda_objectives._sklearn import TrainingQueries, query_fingerprints, row_fingerprints
+from lambda_objectives.adapters._sklearn import TrainingQueries, query_fingerprints, row_fingerprints
 
 pytest.importorskip("lightgbm")
 pytest.importorskip("xgboost")

@@ -7,7 +7,7 @@ import pytest
 from conftest import shared_file
 
 from lambda_objectives import lambda_gradients
-from lambda_objectives.datasets import make_ranking
+from lambda_objectives.data.datasets import make_ranking
 from reference import BinMapper, MARTRanker
 from reference.histogram import build_histogram, build_pair_histograms, new_histogram
 from reference.losses import LeastSquares, Logistic, McRank

@@ -4,13 +4,9 @@ a fixed seed reproduces exactly, options are checked."""
 import numpy as np
 import pytest
 
-from lambda_objectives import (
-    OBJECTIVES,
-    YETIRANK_DEFAULTS,
-    catboost_yetirank_expected_gradients,
-    lambda_gradients,
-    yetirank_gradients,
-)
+from lambda_objectives.objectives import OBJECTIVES, YETIRANK_DEFAULTS
+from lambda_objectives.catboost import catboost_yetirank_expected_gradients
+from lambda_objectives import lambda_gradients, yetirank_gradients
 
 
 def _data(seed=0, sizes=(6, 9, 1, 12)):
@@ -165,7 +161,7 @@ def test_mode_ndcg_accepts_upper_case_and_all_zero_queries_give_zero():
 
 def test_our_seed_means_match_catboosts_own_yetirank(monkeypatch):
     pytest.importorskip("catboost", reason="catboost is not installed (pip install 'lambda_objectives[catboost]')")
-    import lambda_objectives.yetirank as yr
+    import lambda_objectives.catboost as yr  # yetirank_catboost_row and the yetirank_gradients it calls
 
     rng = np.random.default_rng(0)
     ptr = np.r_[0, np.cumsum(rng.integers(3, 12, size=4))]
@@ -207,7 +203,7 @@ def test_every_mode_and_noise_matches_catboosts_own_yetirank_in_expectation(opts
     """CatBoost's YetiRank:mode=…, 10 seeds × 200 rankings, against ours over 10 rounds: a z-test per
     document on der1 and der2 (ERR reads labels as probabilities: grades 0/1/2 become 0/0.25/0.75)."""
     pytest.importorskip("catboost", reason="catboost is not installed (pip install 'lambda_objectives[catboost]')")
-    from lambda_objectives.yetirank import yetirank_catboost_row
+    from lambda_objectives.catboost import yetirank_catboost_row
 
     s, y, ptr = _binary_queries()
     if opts["mode"] == "err":
@@ -223,7 +219,7 @@ def test_every_mode_and_noise_matches_catboosts_own_yetirank_in_expectation(opts
 ])
 def test_the_catboost_comparison_tells_a_wrong_option_apart(monkeypatch, opts, wrong):
     pytest.importorskip("catboost", reason="catboost is not installed (pip install 'lambda_objectives[catboost]')")
-    import lambda_objectives.yetirank as yr
+    import lambda_objectives.catboost as yr  # yetirank_catboost_row and the yetirank_gradients it calls
 
     s, y, ptr = _binary_queries()
     real = yr.yetirank_gradients
@@ -241,7 +237,7 @@ def test_without_noise_every_weight_is_catboosts_to_its_float32(opts, labels):
     """No noise: one ranking, so CatBoost's derivatives and ours agree document by document (CatBoost
     keeps pair weights in float32); every document is in a pair, as the probe needs."""
     pytest.importorskip("catboost", reason="catboost is not installed (pip install 'lambda_objectives[catboost]')")
-    from lambda_objectives.yetirank import yetirank_catboost_row
+    from lambda_objectives.catboost import yetirank_catboost_row
 
     rng = np.random.default_rng(1)
     sizes = np.array([4, 5, 3])

@@ -11,7 +11,7 @@ at 1 and 2 threads, native and ours trained in turn in the same process (min and
 repeats, and their ratios). The parity presets compute the same gradients as the engines (the
 predictions are compared in the same run), so the ratio measures only the cost of the Python
 callback and our kernel. XGBoost runs four times: alone with numba on XGBoost's OpenMP runtime (what
-a user gets, ``lambda_objectives._openmp``), alone with ``LAMBDA_OBJECTIVES_SHARE_OPENMP=0`` (two
+a user gets, ``lambda_objectives._core.openmp``), alone with ``LAMBDA_OBJECTIVES_SHARE_OPENMP=0`` (two
 runtimes), and in a process that imported both engines, LightGBM first and XGBoost first (issue #34:
 a script comparing the engines; LightGBM's system runtime is loaded before our first objective).
 LightGBM runs twice: alone, and in a process with both engines where an XGBoost objective came first
@@ -35,7 +35,7 @@ import numpy as np
 
 def _make_data(n_rows, n_features, docs_per_query, seed=0):
     """MSLR-WEB10K-shaped synthetic data (grades 0..4, web-like skew, ~docs_per_query per query)."""
-    from lambda_objectives.datasets import make_ranking
+    from lambda_objectives.data.datasets import make_ranking
 
     d = make_ranking(max(1, n_rows // docs_per_query), docs_per_query=(docs_per_query // 3, docs_per_query * 2),
                      n_features=n_features, n_informative=min(24, n_features), seed=seed)
@@ -55,7 +55,7 @@ def _engine(engine, X, y, sizes, rounds, nt, share_openmp, imports=(), xgboost_f
     the engine method that copies the training margins out for a callback (``margin_copy``).
 
     The objective is made before anything starts numba's threads, as in a user's script, so with
-    XGBoost numba joins XGBoost's OpenMP runtime (``lambda_objectives._openmp``); ``share_openmp=False``
+    XGBoost numba joins XGBoost's OpenMP runtime (``lambda_objectives._core.openmp``); ``share_openmp=False``
     keeps them apart (``LAMBDA_OBJECTIVES_SHARE_OPENMP=0``, this process only: a fresh one per run).
     ``imports`` are engine modules imported first, in that order, as a script comparing both engines
     does (``("lightgbm", "xgboost")``: LightGBM's system OpenMP runtime is loaded before XGBoost's);
@@ -115,7 +115,7 @@ def _engine(engine, X, y, sizes, rounds, nt, share_openmp, imports=(), xgboost_f
 
 
 def _openmp_status():
-    from lambda_objectives._openmp import openmp_sharing
+    from lambda_objectives._core.openmp import openmp_sharing
 
     return openmp_sharing() or "not asked (LightGBM)"
 

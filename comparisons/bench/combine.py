@@ -12,8 +12,8 @@ import time
 import numpy as np
 
 from lambda_objectives import mean_metric
-from lambda_objectives.combine import best_linear_combination, combination_breakpoints
-from lambda_objectives.datasets import make_ranking
+from lambda_objectives.diagnostics.combine import best_linear_combination, combination_breakpoints
+from lambda_objectives.data.datasets import make_ranking
 
 from .._machine import machine_record
 

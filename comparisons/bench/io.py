@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from lambda_objectives import load_letor, save_letor
-from lambda_objectives.datasets import make_ranking
+from lambda_objectives.data.datasets import make_ranking
 
 from .._machine import best_time, machine_record
 from . import SHARED

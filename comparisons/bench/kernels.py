@@ -11,7 +11,8 @@ import time
 import numpy as np
 from numba import njit
 
-from lambda_objectives import LAMBDA_METRICS, lambda_gradients, qid_to_ptr, xendcg_gradients, yetirank_gradients
+from lambda_objectives.objectives import LAMBDA_METRICS
+from lambda_objectives import lambda_gradients, qid_to_ptr, xendcg_gradients, yetirank_gradients
 
 from .._machine import best_time, machine_record
 from . import SHARED, THREADS, interleaved, ratio, timings

@@ -49,7 +49,7 @@ def _data(dataset, queries):
         from . import SHARED
 
         return load_letor(SHARED / "MQ2008" / "Fold1" / "train.txt")
-    from lambda_objectives.datasets import make_mslr_like
+    from lambda_objectives.data.datasets import make_mslr_like
 
     return make_mslr_like(queries, seed=0)
 

@@ -1,7 +1,7 @@
 """CatBoost's native ``LambdaMart`` derivatives (``TLambdaMartError``, catboost >= 1.2.1) reproduced.
 
 Read from ``catboost/private/libs/algo_helpers/error_functions.cpp`` and checked against the
-engine through :func:`lambda_objectives.probe_catboost` (tests/test_kernels_catboost.py). Written
+engine through :func:`lambda_objectives.validation.probe_catboost` (tests/test_kernels_catboost.py). Written
 here from that reading, in our own structure. Conventions, all the engine's:
 
 * ranking: approxes descending, ties in input order (CatBoost's ``StableSort``); positions ``p``

@@ -7,7 +7,7 @@ the formulas are in the metric modules. Ranking: scores descending, ties in inpu
 
 from numba import njit, prange
 
-from .._registry import DCG, ERR, MAP, NDCG
+from .codes import DCG, ERR, MAP, NDCG
 from .ap import ap_value
 from .err import err_value
 from .ndcg import dcg_value, ndcg_value

@@ -33,8 +33,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .._registry import (ERR, GAIN_DIFF, LABEL_DIFF, MAP, MRR, NDCG, NDCG_LOSS2, NDCG_LOSS2_TOP, NDCG_LOSS2PP,
-                         NDCG_LOSS2PP_TOP, RANKNET)
+from .codes import (ERR, GAIN_DIFF, LABEL_DIFF, MAP, MRR, NDCG, NDCG_LOSS2, NDCG_LOSS2_TOP, NDCG_LOSS2PP,
+                    NDCG_LOSS2PP_TOP, RANKNET)
 from .ap import ap_delta, relevance_prefix
 from .err import err_advance, err_delta, err_delta_any, err_prefix, err_suffix
 from .lambdaloss import gap_deltas, ndcg_loss2_weight, ndcg_loss2pp_weight

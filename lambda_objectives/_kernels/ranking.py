@@ -16,7 +16,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .._config import FLOAT
+from .._core.config import FLOAT
 
 _INSERTION_MAX = 48  # below this an insertion sort beats argsort's negation copy and merge buffers
 #: above this many scores the radix sort beats numba's merge sort (2026-11-27, 2 cores, one thread,

@@ -22,7 +22,7 @@ IDCG is over the whole list, and normalisation is ``1/num_pair_per_sample`` (in 
 import numpy as np
 from numba import njit, prange
 
-from .._registry import MAP, NDCG
+from .codes import MAP, NDCG
 from .ranking import ideal_dcg
 
 @njit(cache=True)

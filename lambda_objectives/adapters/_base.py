@@ -12,12 +12,12 @@ import weakref
 import numpy as np
 
 from .. import _registry as reg
-from .._config import ENGINE_FLOAT
-from .._openmp import share_with_xgboost
-from .._threads import numba_threads
-from ..checks import check_finite, check_k, check_n_threads, check_options, check_training_data
-from ..plrank import check_plrank_options
-from ..yetirank import check_yetirank_options
+from .._core.config import ENGINE_FLOAT
+from .._core.openmp import share_with_xgboost
+from .._core.threads import numba_threads
+from ..checks import check_finite, check_k, check_n_threads, check_training_data
+from ..objectives.plrank import check_plrank_options
+from ..objectives.yetirank import check_yetirank_options
 from .presets import BACKENDS
 
 #: stands for "argument not passed" in the engines' 2- and 4-argument call forms
@@ -124,7 +124,7 @@ class LambdaObjective:
         # every option this back end would not read is an error now, not a no-op (or a TypeError at round 1)
         given = set(kernel_options) | ({"k"} if self.k is not None else set()) | \
             ({"sigma"} if self.sigma != 1.0 else set())
-        check_options(self.metric, given, preset)
+        reg.check_options(self.metric, given, preset)
         if self.metric == "yetirank":
             check_yetirank_options(**kernel_options)  # the values, at construction, not at the first round
         if self.metric == "plrank":

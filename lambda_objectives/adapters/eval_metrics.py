@@ -10,9 +10,9 @@ import sys
 import numpy as np
 
 from .. import _registry as reg
-from .._config import FLOAT, PTR
-from .._openmp import share_with_xgboost
-from ..groups import check_group_ptr, sizes_to_ptr
+from .._core.config import FLOAT, PTR
+from .._core.openmp import share_with_xgboost
+from ..data.groups import check_group_ptr, sizes_to_ptr
 from ..metrics import metric_values, parse_metric, resolve_convention
 from ._base import MISSING
 

@@ -7,10 +7,10 @@ callable; ``__call__`` has four, the ``lgb.train`` path uses the first two.
 
 import numpy as np
 
-from .._optional import require
-from .._sklearn import EngineRanker, check_X, require_queries
+from .._core.optional import require
+from ._sklearn import EngineRanker, check_X, require_queries
 from ..checks import check_labels, check_sample_weight
-from ..groups import sizes_to_ptr, split_qid_column
+from ..data.groups import sizes_to_ptr, split_qid_column
 from ._base import MISSING, LambdaObjective, eval_name
 from .eval_metrics import lightgbm_metric
 

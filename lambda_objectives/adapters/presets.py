@@ -31,18 +31,17 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from .._config import ENGINE_FLOAT, FLOAT
+from .._core.config import ENGINE_FLOAT, FLOAT
 from .._kernels import lightgbm as lgb_kernels
 from .._kernels import xgboost as xgb_kernels
 from .._kernels.ranking import discount_table, document_gains, gain_table
 from .._registry import REGISTRY
 from .._kernels import xendcg as xendcg_kernels
-from ..catboost_gradients import _check_options as check_catboost_options
-from ..catboost_gradients import catboost_lambdamart_gradients
-from ..lambdas import lambda_gradients
-from ..xendcg import xendcg_gradients
-from ..plrank import plrank_gradients
-from ..yetirank import yetirank_gradients
+from ..objectives.catboost_lambdamart import catboost_lambdamart_gradients, check_catboost_options
+from ..objectives.lambdas import lambda_gradients
+from ..objectives.xendcg import xendcg_gradients
+from ..objectives.plrank import plrank_gradients
+from ..objectives.yetirank import yetirank_gradients
 
 _TABLES = {}
 

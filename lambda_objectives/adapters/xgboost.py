@@ -3,12 +3,12 @@ scikit-learn estimator; ``xgb.XGBRanker`` rejects callables) and :func:`xgboost_
 
 import numpy as np
 
-from .._config import PTR
-from .._openmp import share_with_xgboost
-from .._optional import require
-from .._sklearn import EngineRanker, check_X, require_queries
+from .._core.config import PTR
+from .._core.openmp import share_with_xgboost
+from .._core.optional import require
+from ._sklearn import EngineRanker, check_X, require_queries
 from ..checks import check_labels, check_sample_weight
-from ..groups import split_qid_column
+from ..data.groups import split_qid_column
 from ._base import LambdaObjective, eval_name as _eval_name
 from .eval_metrics import EvalMetric, XGBoostEval, xgboost_metric
 

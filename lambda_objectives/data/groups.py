@@ -8,7 +8,7 @@
 
 import numpy as np
 
-from ._config import PTR
+from .._core.config import PTR
 
 
 def sizes_to_ptr(sizes, n_rows=None):

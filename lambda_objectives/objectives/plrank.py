@@ -7,10 +7,10 @@ Formulas, sampling and the generator: ``_kernels/plrank.py`` and docs/math.md.
 
 import numpy as np
 
-from ._kernels import plrank as pk
-from ._kernels.ranking import discount_table, document_gains
-from ._threads import numba_threads
-from .checks import SEED_MAX, check_integer, check_k, check_outputs, check_query_inputs
+from .._kernels import plrank as pk
+from .._kernels.ranking import discount_table, document_gains
+from .._core.threads import numba_threads
+from ..checks import SEED_MAX, check_integer, check_k, check_outputs, check_query_inputs
 
 __all__ = ["PLRANK_DEFAULTS", "PLRANK_HESSIANS", "check_plrank_options", "plrank_gradients"]
 

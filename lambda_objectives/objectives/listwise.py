@@ -8,9 +8,9 @@ import numbers
 
 import numpy as np
 
-from ._kernels import listwise as lk
-from ._threads import numba_threads
-from .checks import check_outputs, check_query_inputs
+from .._kernels import listwise as lk
+from .._core.threads import numba_threads
+from ..checks import check_outputs, check_query_inputs
 
 __all__ = ["LISTMLE_TIES", "SOFTMAX_DEFAULTS", "check_listmle_options", "check_softmax_options",
            "listmle_gradients", "softmax_gradients"]

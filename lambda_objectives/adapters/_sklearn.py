@@ -15,8 +15,8 @@ refuses a scored query that was cut.
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from .groups import resolve_group_ptr, split_qid_column
-from .metrics import metric_values, parse_metric
+from ..data.groups import resolve_group_ptr, split_qid_column
+from ..metrics import metric_values, parse_metric
 
 #: how to pass queries, quoted by every error about missing ones
 HOW_TO_PASS_QUERIES = (

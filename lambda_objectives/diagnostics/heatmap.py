@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._optional import require
+from .._core.optional import require
 
 __all__ = ["HeatmapTree", "heatmap_counts", "render_html", "render_png", "decision_paths"]
 

@@ -5,14 +5,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _registry as reg
-from ._config import FLOAT, PTR
-from ._kernels import pairs
-from ._kernels.ranking import discount_table
-from ._threads import numba_threads
-from .checks import (SEED_MAX, check_integer, check_k, check_labels, check_options, check_outputs, check_query_weights,
+from .. import _registry as reg
+from .._core.config import FLOAT, PTR
+from .._kernels import pairs
+from .._kernels.ranking import discount_table
+from .._core.threads import numba_threads
+from ..checks import (SEED_MAX, check_integer, check_k, check_labels, check_outputs, check_query_weights,
                      check_scores)
-from .groups import check_group_ptr
+from ..data.groups import check_group_ptr
 from .xendcg import xendcg_gradients
 
 __all__ = ["lambda_gradients", "LambdaPairs", "LAMBDA_METRICS", "OBJECTIVES"]
@@ -163,7 +163,7 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
     custom = reg.is_weight_function(metric)
     metric, k = (metric, check_k(k)) if custom else reg.parse_metric(metric, k, kind="objective")
     # an option the objective would not read is an error (the registry's objective_options table)
-    check_options(metric, _given_options(k=k, sigma=sigma, gain=gain, label_gain=label_gain, max_label=max_label,
+    reg.check_options(metric, _given_options(k=k, sigma=sigma, gain=gain, label_gain=label_gain, max_label=max_label,
                                          threshold=threshold, normalize=normalize, mu=mu, seed=seed, beta=beta,
                                          lambda_=lambda_, ties=ties, pair_method=pair_method,
                                          num_pair_per_sample=num_pair_per_sample))

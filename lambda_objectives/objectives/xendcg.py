@@ -7,10 +7,10 @@ Formulas and LightGBM's variant: ``_kernels/xendcg.py`` and docs/math.md.
 
 import numpy as np
 
-from ._config import FLOAT
-from ._kernels import xendcg as xk
-from ._threads import numba_threads
-from .checks import check_query_inputs, check_scores
+from .._core.config import FLOAT
+from .._kernels import xendcg as xk
+from .._core.threads import numba_threads
+from ..checks import check_query_inputs, check_scores
 
 __all__ = ["xendcg_gradients", "xendcg_targets"]
 

@@ -1,129 +1,34 @@
-"""CatBoost's native ``LambdaMart`` gradients as formulas, and their validation against the engine.
+"""CatBoost, the third engine: its ``LambdaMart`` gradients as formulas, its eval metric, and the rows that
+validate both (and our YetiRank) against the engine's own derivatives.
 
 :func:`catboost_lambdamart_gradients` computes what CatBoost's ``LambdaMart`` loss (catboost >= 1.2.1,
-``TLambdaMartError``) feeds its trees, per document, without CatBoost; the formulas are in
-:mod:`lambda_objectives._kernels.catboost`. :func:`catboost_validation_rows` measures them, and our
-exact lambdas (:func:`lambda_objectives.lambda_gradients`), against the engine's own derivatives
-read off by :func:`lambda_objectives.probe_catboost` (the probe lives in :mod:`lambda_objectives.probe`).
-``PairLogit`` is our RankNet with CatBoost's sign (:func:`catboost_pairlogit_row`); ``YetiRank`` is
-stochastic, so :func:`catboost_yetirank_expected_gradients` estimates the expectation of its derivatives
-and :func:`catboost_yetirank_row` compares CatBoost's, averaged over seeds, with it.
+``TLambdaMartError``) feeds its trees, per document, without CatBoost (it lives with the objectives, in
+:mod:`lambda_objectives.objectives.catboost_lambdamart`, so the adapters' ``preset="catboost"`` reads it
+from below; the formulas are in :mod:`lambda_objectives._kernels.catboost`). :func:`catboost_validation_rows`
+measures them, and our exact lambdas (:func:`lambda_objectives.lambda_gradients`), against the engine's own
+derivatives read off by :func:`lambda_objectives.validation.probe_catboost`. ``PairLogit`` is our RankNet with
+CatBoost's sign (:func:`catboost_pairlogit_row`); ``YetiRank`` is stochastic, so
+:func:`catboost_yetirank_expected_gradients` estimates the expectation of its derivatives,
+:func:`catboost_yetirank_row` compares CatBoost's, averaged over seeds, with it, and
+:func:`yetirank_catboost_row` compares ours with CatBoost's. :func:`catboost_metric` is the adapters' eval
+metric object for CatBoost.
 """
+
+import numbers
 
 import numpy as np
 
-from ._config import FLOAT
-from ._kernels import catboost as _cb
-from ._threads import numba_threads
-from .checks import check_labels, check_scores
-from .groups import check_group_ptr
+from ._core.config import FLOAT
+from .adapters.eval_metrics import catboost_metric
+from .checks import check_labels, check_query_inputs, check_scores
+from .data.groups import check_group_ptr
+from .objectives.catboost_lambdamart import catboost_lambdamart_gradients, catboost_loss_function
+from .objectives.yetirank import YETIRANK_DEFAULTS, check_yetirank_options, yetirank_catboost_loss, yetirank_gradients
+from .validation.probe import probe_catboost
 
-__all__ = ["catboost_comparison_rows", "catboost_lambdamart_gradients", "catboost_loss_function",
-           "catboost_pairlogit_row", "catboost_querysoftmax_row", "catboost_validation_rows", "catboost_yetirank_expected_gradients",
-           "catboost_yetirank_row"]
-
-_METRICS = {"ndcg": _cb.NDCG, "dcg": _cb.NDCG, "mrr": _cb.MRR, "err": _cb.ERR, "map": _cb.MAP}
-
-
-def catboost_loss_function(metric="ndcg", top=None, sigma=1.0, norm=True, gain="linear", denominator="log"):
-    """The CatBoost ``loss_function`` string matching :func:`catboost_lambdamart_gradients`'s arguments.
-
-    >>> catboost_loss_function("ndcg", top=10, norm=False)
-    'LambdaMart:metric=NDCG;top=10;sigma=1.0;norm=false;type=Base;denominator=LogPosition'
-    """
-    _check_options(metric, top, sigma, gain, denominator)
-    parts = [f"metric={metric.upper()}"]
-    if top is not None:
-        parts.append(f"top={int(top)}")
-    parts += [f"sigma={float(sigma)!r}", f"norm={'true' if norm else 'false'}"]
-    if metric in ("ndcg", "dcg"):
-        parts += [f"type={'Exp' if gain == 'exp' else 'Base'}",
-                  f"denominator={'LogPosition' if denominator == 'log' else 'Position'}"]
-    return "LambdaMart:" + ";".join(parts)
-
-
-def _check_options(metric, top, sigma, gain, denominator):
-    if metric not in _METRICS:
-        raise ValueError(f"metric must be one of {sorted(_METRICS)}, got {metric!r}")
-    if top is not None and (isinstance(top, bool) or int(top) != top or top < 1):
-        raise ValueError(f"top must be a positive integer or None, got {top!r}")
-    if not (np.isfinite(sigma) and sigma > 0):
-        raise ValueError(f"sigma must be positive and finite (CatBoost refuses others), got {sigma!r}")
-    if gain not in ("linear", "exp"):
-        raise ValueError(f"gain must be 'linear' (CatBoost type=Base) or 'exp' (type=Exp), got {gain!r}")
-    if denominator not in ("log", "position"):
-        raise ValueError(f"denominator must be 'log' (LogPosition) or 'position' (Position), got {denominator!r}")
-
-
-def catboost_lambdamart_gradients(scores, labels, group_ptr, metric="ndcg", top=None, sigma=1.0, norm=True,
-                                  *, gain="linear", denominator="log", n_threads=None):
-    r"""Per-document first and second derivatives of CatBoost's ``LambdaMart`` loss, without CatBoost.
-
-    Reproduces ``LambdaMart:metric=M;top=k;sigma=σ;norm=...`` (``type``/``denominator`` for NDCG/DCG)
-    of catboost >= 1.2.1. Every pair ``(hi, lo)`` with different targets that the metric's rule forms
-    adds, with :math:`\rho = 1/(1 + e^{\sigma (s_{hi} - s_{lo})})` and the pair's weight
-    :math:`\delta \ge 0`,
-
-    .. math::
-
-        g_{hi} \mathrel{-}= \sigma \delta \rho, \quad g_{lo} \mathrel{+}= \sigma \delta \rho, \quad
-        h_{hi}, h_{lo} \mathrel{+}= \sigma^2 \delta \rho (1 - \rho).
-
-    The weights per metric, the ``norm`` rule (``δ /= 0.01 + |Δs|``, then ``log2(1+S)/S`` per query)
-    and the ranking (scores descending, ties in input order) are stated in
-    :mod:`lambda_objectives._kernels.catboost`. Only for NDCG and DCG is ``δ`` the |ΔZ| of a swap
-    (linear gain by default: CatBoost's ``type=Base``; DCG is divided by the ideal DCG too); for MRR,
-    ERR and MAP it is not, see docs/reproducing.md, "CatBoost".
-
-    Parameters
-    ----------
-    scores : array-like (n,)
-        Current approxes (finite).
-    labels : array-like (n,)
-        Targets as CatBoost receives them (finite, non-negative). They are rounded to float32 first,
-        as CatBoost stores targets. ERR uses them as stop probabilities (CatBoost's ERR expects
-        targets in [0, 1]); MRR and MAP call ``target > 0`` relevant.
-    group_ptr : array-like (n_queries + 1,)
-        Query boundaries.
-    metric : {"ndcg", "dcg", "mrr", "err", "map"}
-    top : int, optional
-        CatBoost's ``top``; used by NDCG/DCG only (pairs with at least one document in the top
-        ``top``, ideal DCG over ``top``). CatBoost ignores it for MRR, ERR and MAP, and so does this.
-    sigma : float > 0
-    norm : bool
-        CatBoost's ``norm`` (default true in CatBoost too).
-    gain : {"linear", "exp"}
-        NDCG/DCG numerator: ``t`` (``type=Base``) or ``2**t - 1`` (``type=Exp``).
-    denominator : {"log", "position"}
-        NDCG/DCG position denominator: ``log2(2 + p)`` or ``1 + p`` (``p`` 0-based).
-    n_threads : int, optional
-        numba threads (one query per task; results do not depend on it).
-
-    Returns
-    -------
-    grad, hess : float64 arrays (n,)
-        ``grad`` = CatBoost's ``der1`` and ``hess`` = its ``der2`` for this loss, which the probe shows
-        are ``+∂C/∂s`` and ``+∂²C/∂s²`` of the weighted pairwise logistic cost (the gradient
-        convention of :func:`lambda_objectives.lambda_gradients`), not CatBoost's usual ``−∂L/∂s``.
-
-    Notes
-    -----
-    Matches :func:`lambda_objectives.probe_catboost` to about 1e-12 relative when ``scores`` are
-    float32 values (CatBoost stores a ``Pool``'s ``baseline`` in float32, so the probe evaluates at
-    ``float32(scores)``; with ``norm=True`` the ``1/(0.01 + |Δs|)`` factor turns that rounding into
-    about 1e-6 relative otherwise). Tested in tests/test_kernels_catboost.py. Reference: Burges, MSR-TR-2010-82;
-    CatBoost documentation, "Ranking: objectives and metrics".
-    """
-    _check_options(metric, top, sigma, gain, denominator)
-    s = check_scores(scores)
-    y = check_labels(labels, s.shape[0]).astype(np.float32).astype(FLOAT)
-    ptr = check_group_ptr(group_ptr, s.shape[0])
-    grad = np.zeros(s.shape[0], dtype=FLOAT)
-    hess = np.zeros(s.shape[0], dtype=FLOAT)
-    with numba_threads(n_threads):
-        _cb.catboost_lambdamart(s, y, ptr, _METRICS[metric], -1 if top is None else int(top), float(sigma),
-                                bool(norm), gain == "exp", denominator == "log", grad, hess)
-    return grad, hess
+__all__ = ["catboost_comparison_rows", "catboost_lambdamart_gradients", "catboost_loss_function", "catboost_metric",
+           "catboost_pairlogit_row", "catboost_querysoftmax_row", "catboost_validation_rows",
+           "catboost_yetirank_expected_gradients", "catboost_yetirank_row", "yetirank_catboost_row"]
 
 
 def _rel(a, b):
@@ -155,7 +60,7 @@ def catboost_comparison_rows(scores, labels, group_ptr, rtol=1e-6, settings=None
     """CatBoost's probed ``LambdaMart`` derivatives vs our reproduction and vs our exact lambdas.
 
     For each setting of :data:`VALIDATION_SETTINGS` (or ``settings``), probes CatBoost
-    (:func:`lambda_objectives.probe_catboost`, in this process: run it isolated from other engines)
+    (:func:`lambda_objectives.validation.probe_catboost`, in this process: run it isolated from other engines)
     at ``scores`` rounded to float32 (CatBoost stores a ``Pool``'s baseline in float32, so both
     sides use the rounded scores). ERR targets given to CatBoost and to our reproduction are the
     stop probabilities ``R = (2**l − 1)/2**max_label`` of the integer grades ``labels`` (CatBoost's
@@ -176,8 +81,7 @@ def catboost_comparison_rows(scores, labels, group_ptr, rtol=1e-6, settings=None
     """
     import catboost
 
-    from .lambdas import lambda_gradients
-    from .probe import probe_catboost
+    from .objectives.lambdas import lambda_gradients
 
     s = check_scores(scores).astype(np.float32).astype(FLOAT)
     y = check_labels(labels, s.shape[0])
@@ -217,7 +121,7 @@ def catboost_validation_rows(data_dir, n_queries=10, seed=0, rtol=1e-6, yetirank
     """
     from pathlib import Path
 
-    from .io import load_letor
+    from .data.io import load_letor
 
     path = Path(data_dir)
     d = load_letor(path / "train.txt" if path.is_dir() else path)
@@ -363,8 +267,7 @@ def catboost_pairlogit_row(scores, labels, group_ptr, rtol=1e-6):
     """
     import catboost
 
-    from .lambdas import lambda_gradients
-    from .probe import probe_catboost
+    from .objectives.lambdas import lambda_gradients
 
     s = check_scores(scores).astype(np.float32).astype(FLOAT)
     y = check_labels(labels, s.shape[0])
@@ -398,8 +301,7 @@ def catboost_querysoftmax_row(scores, labels, group_ptr, beta=1.0, lambda_=0.01,
     """
     import catboost
 
-    from .listwise import softmax_gradients
-    from .probe import probe_catboost
+    from .objectives.listwise import softmax_gradients
 
     s = check_scores(scores).astype(np.float32).astype(FLOAT)
     y = check_labels(labels, s.shape[0])
@@ -443,7 +345,6 @@ def catboost_yetirank_row(scores, labels, group_ptr, n_seeds=20, permutations=10
     """
     import catboost
 
-    from .probe import probe_catboost
 
     s = check_scores(scores).astype(np.float32).astype(FLOAT)
     y = check_labels(labels, s.shape[0])
@@ -471,3 +372,70 @@ def catboost_yetirank_row(scores, labels, group_ptr, n_seeds=20, permutations=10
     row["repro_max_rel"], row["der1_median_rel"] = _rel(m1, e1)
     row["der2_max_rel"], row["der2_median_rel"] = _rel(m2, e2)
     return row
+
+
+def yetirank_catboost_row(scores, labels, group_ptr, n_seeds=20, permutations=1000, decay=0.85, seed=0,
+                          max_z=5.0, **options):
+    """Our YetiRank against CatBoost's own, both averaged over seeds, as one ``validate`` row.
+
+    CatBoost's ``YetiRank:permutations=P;decay=γ`` (plus ``options``: ``mode``, ``num_neighbors``,
+    ``top``, ``noise``, ``noise_power`` in CatBoost's spelling) is probed
+    (:func:`lambda_objectives.validation.probe_catboost`) with ``random_seed`` 0 … ``n_seeds − 1`` at ``scores``
+    rounded to float32 (its baseline precision); ours is :func:`lambda_objectives.yetirank_gradients` with the same
+    options at ``iteration`` 0 … ``n_seeds − 1`` (seed ``seed``) on the same scores. The generators
+    differ, so single runs differ; their means estimate the same expectation. Per document, ``z`` is
+    the difference of CatBoost's mean ``der1`` (``der2``) and our mean ``−grad`` (``−hess``) over the
+    standard error of that difference (each side's spread over its seeds); a document without spread
+    on either side (no pair), and every document with ``noise="no"``, must agree to CatBoost's float32
+    pair weights (relative 1e-5), else its ``z`` is infinite. Run it isolated from LightGBM/XGBoost (``comparisons``
+    does). With ``noise="no"`` both sides rank once (``permutations`` is not used).
+
+    Returns
+    -------
+    dict
+        ``setting``, ``loss_function``, ``reproduced`` ("pass" when every document's ``|z| <= max_z``
+        for both derivatives), ``max_abs_z`` (der1), ``max_abs_z_der2``, ``share_within_2se`` (der1,
+        about 0.95 expected), ``der1_median_rel``, ``der2_median_rel`` (seed means, relative to
+        CatBoost's), ``exact`` ("n/a"), ``n_seeds``, ``permutations``, ``decay``, ``mode``, ``n_docs``,
+        ``n_queries``, ``catboost_version``.
+    """
+    import catboost
+
+
+    if isinstance(options.get("noise"), str) and options["noise"].lower() in ("no", "none"):
+        permutations = YETIRANK_DEFAULTS["permutations"]  # one ranking repeated: nothing to average
+    o = check_yetirank_options(permutations, decay, seed=seed, **options)
+    s, y, ptr, _ = check_query_inputs(scores, labels, group_ptr)
+    s = s.astype(np.float32).astype(FLOAT)
+    if isinstance(n_seeds, bool) or not isinstance(n_seeds, numbers.Integral) or n_seeds < 2:
+        raise ValueError(f"n_seeds must be an integer >= 2 (the spread over seeds is used), got {n_seeds!r}")
+    loss = yetirank_catboost_loss(**{k: v for k, v in o.items() if k != "seed"})
+    cb = [probe_catboost(s, y, ptr, loss, params={"random_seed": k}) for k in range(int(n_seeds))]
+    ours = [yetirank_gradients(s, y, ptr, iteration=k, **o) for k in range(int(n_seeds))]
+
+    def z_scores(c, u):
+        m_c, m_u = c.mean(0), u.mean(0)
+        se = np.sqrt((c.var(0, ddof=1) + u.var(0, ddof=1)) / n_seeds)
+        ok = np.isfinite(m_c)
+        close = np.abs(m_c - m_u) <= 1e-5 * np.abs(m_c) + 1e-12
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # no noise: CatBoost's seeds differ by the probe's 1e-8 only, so its float32 pair weights decide
+            z = np.where(close, 0.0, np.inf) if o["noise"] == "no" else \
+                np.where(se > 0, np.abs(m_c - m_u) / se, np.where(close, 0.0, np.inf))
+        return z[ok], m_c, m_u
+
+    z, m_cb, m_o = z_scores(np.array([r[0] for r in cb]), -np.array([r[0] for r in ours]))
+    z2, m_cb2, m_o2 = z_scores(np.array([r[1] for r in cb]), -np.array([r[1] for r in ours]))
+
+    def median_rel(a, b):
+        ok = np.isfinite(a) & np.isfinite(b) & (b != 0)
+        return float(np.median(np.abs(a[ok] - b[ok]) / np.abs(b[ok]))) if ok.any() else 0.0
+
+    return {"setting": "YetiRank ours vs CatBoost (seed means)", "loss_function": loss,
+            "reproduced": "pass" if z.size and max(z.max(), z2.max(initial=0.0)) <= max_z else "differs",
+            "max_abs_z": float(z.max(initial=0.0)), "max_abs_z_der2": float(z2.max(initial=0.0)),
+            "share_within_2se": float(np.mean(z <= 2.0)) if z.size else 0.0,
+            "der1_median_rel": median_rel(m_o, m_cb), "der2_median_rel": median_rel(m_o2, m_cb2),
+            "exact": "n/a", "n_seeds": int(n_seeds), "permutations": o["permutations"], "decay": o["decay"],
+            "mode": o["mode"], "n_docs": int(y.size), "n_queries": int(ptr.size - 1),
+            "catboost_version": catboost.__version__}

@@ -7,13 +7,13 @@ import numbers
 
 import numpy as np
 
-from ._config import FLOAT
-from ._kernels import yetirank as yk
-from ._threads import numba_threads
-from .checks import SEED_MAX, check_integer, check_outputs, check_query_inputs
+from .._core import deprecation
+from .._kernels import yetirank as yk
+from .._core.threads import numba_threads
+from ..checks import SEED_MAX, check_integer, check_outputs, check_query_inputs
 
 __all__ = ["YETIRANK_DEFAULTS", "YETIRANK_MODES", "YETIRANK_NOISES", "check_yetirank_options",
-           "yetirank_catboost_loss", "yetirank_catboost_row", "yetirank_gradients"]
+           "yetirank_catboost_loss", "yetirank_gradients"]
 
 #: CatBoost's ``YetiRank`` defaults (catboost 1.2.10: ``permutations=10``; ``decay=0.85``, read off
 #: by the probe, docs/reproducing.md; ``mode=Classic``, ``num_neighbors=1``, no ``top``,
@@ -123,7 +123,7 @@ def yetirank_gradients(scores, labels, group_ptr, *, permutations=10, decay=0.85
     The draws depend on ``(seed, iteration, query index)`` only (a counter-based generator,
     splitmix64), so a call is reproducible bit for bit at any thread count. An engine adapter
     passes ``iteration`` = its round counter. There is no closed form of the expectation over the
-    draws; :func:`lambda_objectives.catboost_yetirank_expected_gradients` estimates it by Monte Carlo
+    draws; :func:`lambda_objectives.catboost.catboost_yetirank_expected_gradients` estimates it by Monte Carlo
     (classic mode) and :func:`yetirank_catboost_row` compares any mode with CatBoost's own.
 
     Parameters
@@ -196,69 +196,5 @@ def yetirank_catboost_loss(permutations=10, **options):
     return "YetiRank:" + ";".join(parts)
 
 
-def yetirank_catboost_row(scores, labels, group_ptr, n_seeds=20, permutations=1000, decay=0.85, seed=0,
-                          max_z=5.0, **options):
-    """Our YetiRank against CatBoost's own, both averaged over seeds, as one ``validate`` row.
-
-    CatBoost's ``YetiRank:permutations=P;decay=γ`` (plus ``options``: ``mode``, ``num_neighbors``,
-    ``top``, ``noise``, ``noise_power`` in CatBoost's spelling) is probed
-    (:func:`lambda_objectives.probe_catboost`) with ``random_seed`` 0 … ``n_seeds − 1`` at ``scores``
-    rounded to float32 (its baseline precision); ours is :func:`yetirank_gradients` with the same
-    options at ``iteration`` 0 … ``n_seeds − 1`` (seed ``seed``) on the same scores. The generators
-    differ, so single runs differ; their means estimate the same expectation. Per document, ``z`` is
-    the difference of CatBoost's mean ``der1`` (``der2``) and our mean ``−grad`` (``−hess``) over the
-    standard error of that difference (each side's spread over its seeds); a document without spread
-    on either side (no pair), and every document with ``noise="no"``, must agree to CatBoost's float32
-    pair weights (relative 1e-5), else its ``z`` is infinite. Run it isolated from LightGBM/XGBoost (``comparisons``
-    does). With ``noise="no"`` both sides rank once (``permutations`` is not used).
-
-    Returns
-    -------
-    dict
-        ``setting``, ``loss_function``, ``reproduced`` ("pass" when every document's ``|z| <= max_z``
-        for both derivatives), ``max_abs_z`` (der1), ``max_abs_z_der2``, ``share_within_2se`` (der1,
-        about 0.95 expected), ``der1_median_rel``, ``der2_median_rel`` (seed means, relative to
-        CatBoost's), ``exact`` ("n/a"), ``n_seeds``, ``permutations``, ``decay``, ``mode``, ``n_docs``,
-        ``n_queries``, ``catboost_version``.
-    """
-    import catboost
-
-    from .probe import probe_catboost
-
-    if isinstance(options.get("noise"), str) and options["noise"].lower() in ("no", "none"):
-        permutations = YETIRANK_DEFAULTS["permutations"]  # one ranking repeated: nothing to average
-    o = check_yetirank_options(permutations, decay, seed=seed, **options)
-    s, y, ptr, _ = check_query_inputs(scores, labels, group_ptr)
-    s = s.astype(np.float32).astype(FLOAT)
-    if isinstance(n_seeds, bool) or not isinstance(n_seeds, numbers.Integral) or n_seeds < 2:
-        raise ValueError(f"n_seeds must be an integer >= 2 (the spread over seeds is used), got {n_seeds!r}")
-    loss = yetirank_catboost_loss(**{k: v for k, v in o.items() if k != "seed"})
-    cb = [probe_catboost(s, y, ptr, loss, params={"random_seed": k}) for k in range(int(n_seeds))]
-    ours = [yetirank_gradients(s, y, ptr, iteration=k, **o) for k in range(int(n_seeds))]
-
-    def z_scores(c, u):
-        m_c, m_u = c.mean(0), u.mean(0)
-        se = np.sqrt((c.var(0, ddof=1) + u.var(0, ddof=1)) / n_seeds)
-        ok = np.isfinite(m_c)
-        close = np.abs(m_c - m_u) <= 1e-5 * np.abs(m_c) + 1e-12
-        with np.errstate(divide="ignore", invalid="ignore"):
-            # no noise: CatBoost's seeds differ by the probe's 1e-8 only, so its float32 pair weights decide
-            z = np.where(close, 0.0, np.inf) if o["noise"] == "no" else \
-                np.where(se > 0, np.abs(m_c - m_u) / se, np.where(close, 0.0, np.inf))
-        return z[ok], m_c, m_u
-
-    z, m_cb, m_o = z_scores(np.array([r[0] for r in cb]), -np.array([r[0] for r in ours]))
-    z2, m_cb2, m_o2 = z_scores(np.array([r[1] for r in cb]), -np.array([r[1] for r in ours]))
-
-    def median_rel(a, b):
-        ok = np.isfinite(a) & np.isfinite(b) & (b != 0)
-        return float(np.median(np.abs(a[ok] - b[ok]) / np.abs(b[ok]))) if ok.any() else 0.0
-
-    return {"setting": "YetiRank ours vs CatBoost (seed means)", "loss_function": loss,
-            "reproduced": "pass" if z.size and max(z.max(), z2.max(initial=0.0)) <= max_z else "differs",
-            "max_abs_z": float(z.max(initial=0.0)), "max_abs_z_der2": float(z2.max(initial=0.0)),
-            "share_within_2se": float(np.mean(z <= 2.0)) if z.size else 0.0,
-            "der1_median_rel": median_rel(m_o, m_cb), "der2_median_rel": median_rel(m_o2, m_cb2),
-            "exact": "n/a", "n_seeds": int(n_seeds), "permutations": o["permutations"], "decay": o["decay"],
-            "mode": o["mode"], "n_docs": int(y.size), "n_queries": int(ptr.size - 1),
-            "catboost_version": catboost.__version__}
+def __getattr__(name):  # yetirank_catboost_row moved to lambda_objectives.catboost (one release)
+    return deprecation.moved(__name__, name)

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .checks import check_labels
+from ..checks import check_labels
 
 __all__ = ["LinearLambdaRank", "MLPLambdaRank", "local_optimality_test", "directions_needed"]
 
@@ -42,9 +42,9 @@ class _LambdaRankModel:
         The queries are required (``group`` sizes, ``qid`` or ``group_ptr``; an ``eval_set`` entry is
         ``(X, y, group)``), as for every ranker: rows without query ids are never one query.
         """
-        from ._sklearn import require_queries
-        from .lambdas import lambda_gradients
-        from .metrics import mean_metric
+        from ..adapters._sklearn import require_queries
+        from ..objectives.lambdas import lambda_gradients
+        from ..metrics import mean_metric
 
         name = type(self).__name__
         X = _features(X, f"{name}.fit")
@@ -156,7 +156,7 @@ def local_optimality_test(model, X, y, group_ptr, metric="ndcg", k=10, n_directi
     dict with ``local_max`` (bool), ``improving`` (count), ``n_directions``, ``base`` (metric at
     the weights), ``best`` (best metric found), ``step``.
     """
-    from .metrics import mean_metric
+    from ..metrics import mean_metric
 
     X = np.asarray(X, dtype=np.float64)
     n = directions_needed(delta, p0) if n_directions is None else int(n_directions)

@@ -18,10 +18,10 @@ import warnings
 
 import numpy as np
 
-from ._config import FLOAT
-from ._optional import require
-from .checks import _finite_1d, check_labels, check_scores
-from .groups import check_group_ptr
+from .._core.config import FLOAT
+from .._core.optional import require
+from ..checks import _finite_1d, check_labels, check_scores
+from ..data.groups import check_group_ptr
 
 __all__ = ["probe_lightgbm", "probe_xgboost", "probe_catboost", "compare_gradients"]
 

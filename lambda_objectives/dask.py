@@ -20,8 +20,8 @@ import numbers
 
 import numpy as np
 
-from ._optional import require
-from .groups import qid_runs
+from ._core.optional import require
+from .data.groups import qid_runs
 
 __all__ = ["check_query_partitions", "dask_lightgbm_ranker", "dask_metric", "partition_group_sizes",
            "repartition_by_query", "xgboost_dask_train"]

@@ -15,13 +15,13 @@ midpoint of the best interval (the smallest such on ties) or the end that wins.
 import numpy as np
 from numba import njit
 
-from . import _registry as reg
-from ._config import FLOAT
-from ._kernels.metric import query_metric
-from ._kernels.ranking import discount_table
-from .checks import check_labels, check_scores
-from .groups import check_group_ptr
-from .metrics import IDEAL_ZERO, parse_metric
+from .. import _registry as reg
+from .._core.config import FLOAT
+from .._kernels.metric import query_metric
+from .._kernels.ranking import discount_table
+from ..checks import check_labels, check_scores
+from ..data.groups import check_group_ptr
+from ..metrics import IDEAL_ZERO, parse_metric
 
 __all__ = ["best_linear_combination", "combination_breakpoints"]
 

@@ -9,7 +9,7 @@ import numbers
 
 import numpy as np
 
-from ._config import FLOAT, PTR, X_FLOAT
+from .._core.config import FLOAT, PTR, X_FLOAT
 from .io import RankingData
 
 __all__ = ["RankingData", "make_ranking", "make_mslr_like", "train_test_split_queries", "WEB_LABEL_SHARES"]

@@ -1,10 +1,19 @@
 """Run a numba parallel kernel on an explicit number of threads without leaking global state."""
 
+import numbers
 from contextlib import contextmanager
 
 import numba
 
-from .checks import check_n_threads
+
+def check_n_threads(n_threads):
+    """Resolve ``n_threads``: ``None`` or ``-1`` = all numba threads; otherwise 1..available."""
+    avail = numba.config.NUMBA_NUM_THREADS
+    if n_threads is None or n_threads == -1:
+        return avail
+    if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) or n_threads < 1:
+        raise ValueError(f"n_threads must be a positive integer, -1 or None, got {n_threads!r}")
+    return int(min(n_threads, avail))
 
 
 @contextmanager
