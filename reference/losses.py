@@ -294,12 +294,15 @@ class YetiRank:
 
 class Listwise:
     """Softmax cross-entropy (CatBoost's ``QuerySoftMax``) or ListMLE through
-    :func:`lambda_objectives.lambda_gradients` (``kernel_options``: ``beta``/``lambda_`` or ``ties``).
+    :func:`lambda_objectives.softmax_gradients` / :func:`lambda_objectives.listmle_gradients`
+    (``kernel_options``: ``beta``/``lambda_`` or ``ties``).
     The recorded loss is the objective's own (formulas: :mod:`lambda_objectives.objectives.listwise`), mean over queries."""
 
     n_columns = 1
 
     def __init__(self, metric, k=None, sigma=1.0, n_threads=None, **kernel_options):
+        from lambda_objectives._registry import check_options
+        from lambda_objectives.objectives.lambdas import _given_options
         from lambda_objectives.objectives.listwise import check_listmle_options, check_softmax_options
 
         if metric not in ("softmax", "listmle"):
@@ -312,16 +315,19 @@ class Listwise:
             self.beta = check_softmax_options(**{k: v for k, v in known.items() if k != "ties"})[0]
         else:
             self.ties = check_listmle_options(**{k: v for k, v in known.items() if k == "ties"})
+        # k, sigma and another family's options are refused as the registry refuses them
+        check_options(metric, _given_options(k=k, sigma=sigma, **known))
         self.last_pairs = None
 
     def init_score(self, y, ptr):
         return np.zeros(y.shape[0])
 
     def gradients(self, F, y, ptr, g, h):
-        from lambda_objectives import lambda_gradients
+        from lambda_objectives import listmle_gradients, softmax_gradients
 
-        lambda_gradients(F, y, ptr, self.metric, self.k, self.sigma, out=(g, h), n_threads=self.n_threads,
-                         **self.kernel_options)
+        opts = {key: v for key, v in self.kernel_options.items() if v is not None}  # None: the function's default
+        (softmax_gradients if self.metric == "softmax" else listmle_gradients)(
+            F, y, ptr, out=(g, h), n_threads=self.n_threads, **opts)
 
     def _query_loss(self, s, t):
         if self.metric == "softmax":

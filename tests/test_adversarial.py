@@ -153,7 +153,7 @@ ENGINE_KERNELS = {
     "catboost_pairlogit_row": lambda s, y, p: lo.catboost.catboost_pairlogit_row(s, y, p),
     "catboost_comparison_rows": lambda s, y, p: lo.catboost.catboost_comparison_rows(s, y, p),
     "catboost_yetirank_row": lambda s, y, p: lo.catboost.catboost_yetirank_row(s, y, p, n_seeds=2, permutations=1,
-                                                                       n_samples=100),
+                                                                               n_samples=100),
     "yetirank_catboost_row": lambda s, y, p: lo.catboost.yetirank_catboost_row(s, y, p, n_seeds=2, permutations=1),
     "catboost_querysoftmax_row": lambda s, y, p: lo.catboost.catboost_querysoftmax_row(s, y, p),
 }
@@ -278,11 +278,11 @@ UTILITY_CASES = {
                             (lambda: lo.checks.check_training_data(np.array([1.0, -1.0]), np.array([0, 2])), r"label"),
                             (lambda: lo.checks.check_training_data(np.array([1.0, 0.0]), np.array([0, 3])), r"group_ptr"),
                             (lambda: lo.checks.check_training_data(np.array([1.0, 0.0]), np.array([0, 2]),
-                                                            np.array([1.0, np.inf])), r"weight"),
+                                                                   np.array([1.0, np.inf])), r"weight"),
                             (lambda: lo.checks.check_training_data(np.array([1.0, 0.0]), np.array([0, 2]),
-                                                            np.array([1.0, 1.0]), weights_per="query"), r"weight"),
+                                                                   np.array([1.0, 1.0]), weights_per="query"), r"weight"),
                             (lambda: lo.checks.check_training_data(np.array([1.0, 0.0]), np.array([0, 2]),
-                                                            np.array([1.0, 1e38]), limit=1e38), r"weight")],
+                                                                   np.array([1.0, 1e38]), limit=1e38), r"weight")],
     "check_scores": [(lambda: lo.checks.check_scores(np.array([np.nan])), r"scores"),
                      (lambda: lo.checks.check_scores(np.array([1e300, -1e300])), ("=", [1e300, -1e300])),
                      (lambda: lo.checks.check_scores(np.zeros((2, 2))), r"scores")],
@@ -861,7 +861,7 @@ DASK_CASES = {
         (lambda: lo.dask.check_query_partitions(_darr(np.ones((6, 2)), (3, 2))), r"exactly one of group")],
     "dask_lightgbm_ranker": [
         (lambda: lo.dask.dask_lightgbm_ranker(lo.LightGBMObjective(), X=_darr(np.ones((6, 2)), (3, 2)),
-                                         group=_darr([2, 2, 2], 2)), r"group sizes sum")],
+                                              group=_darr([2, 2, 2], 2)), r"group sizes sum")],
     "dask_metric": [
         (lambda: lo.dask.dask_metric(_ddf(qid=(1, 1, 1, 2, 2, 2), nparts=3), "f", "ndcg@10"), r"qid|partition"),
         (lambda: lo.dask.dask_metric(_ddf(), "f", "bogus@10"), r"metric|bogus"),
@@ -877,7 +877,7 @@ DASK_CASES = {
         (lambda: lo.dask.repartition_by_query(_ddf(), npartitions=0), r"npartitions")],
     "xgboost_dask_train": [
         (lambda: lo.dask.xgboost_dask_train(None, {}, _darr(np.ones((6, 2)), (3, 2)), _darr(np.ones(6), 3),
-                                       _darr([1, 1, 2, 2, 2, 3], 3), lo.XGBoostObjective()), r"qid 2 continues")],
+                                            _darr([1, 1, 2, 2, 2, 3], 3), lo.XGBoostObjective()), r"qid 2 continues")],
 }
 
 
@@ -890,3 +890,52 @@ def test_dask_bad_input(name, i):
     pytest.importorskip("dask")
     fn, pattern = DASK_CASES[name][i]
     expect_error(fn, pattern)
+
+
+# --------------------------------------------------------------------------------------------------
+# one door per objective (issue #46): lambda_gradients takes the pairwise lambdas' options only
+# --------------------------------------------------------------------------------------------------
+
+class TestOneDoorPerObjective:
+    """``lambda_gradients`` refuses another family's option (``TypeError`` naming the function that reads
+    it) and any unknown keyword; its second door to the other families still checks their options and
+    their inputs, with a ``FutureWarning``; nothing passed in is mutated."""
+
+    @pytest.mark.parametrize("kw,pattern", [({"beta": 2.0}, r"'beta'.*softmax_gradients"),
+                                            ({"lambda_": 0.1}, r"'lambda_'.*softmax_gradients"),
+                                            ({"ties": "stable"}, r"'ties'.*listmle_gradients"),
+                                            ({"permutations": 3}, r"'permutations'.*yetirank_gradients"),
+                                            ({"n_samples": 5}, r"'n_samples'.*plrank_gradients"),
+                                            ({"bogus": 1}, r"unexpected keyword argument 'bogus'")])
+    def test_an_option_of_another_family_is_a_type_error(self, kw, pattern):
+        expect_error(lo.lambda_gradients, pattern, S, Y, P, "ndcg", exc=TypeError, **kw)
+
+    @pytest.mark.filterwarnings("ignore:lambda_gradients.*is deprecated:FutureWarning")
+    @pytest.mark.parametrize("metric,kw,pattern", [("softmax", {"ties": "stable"}, r"ties"),
+                                                   ("listmle", {"beta": 2.0}, r"beta"),
+                                                   ("softmax", {"beta": np.nan}, r"beta"),
+                                                   ("xendcg", {"k": 3}, r"listwise"),
+                                                   ("yetirank", {"bogus": 1}, r"bogus")])
+    def test_the_second_door_still_checks_options(self, metric, kw, pattern):
+        expect_error(lo.lambda_gradients, pattern, S, Y, P, metric, **kw)
+
+    @pytest.mark.filterwarnings("ignore:lambda_gradients.*is deprecated:FutureWarning")
+    @pytest.mark.parametrize("metric", ["softmax", "listmle", "xendcg", "yetirank", "plrank"])
+    @pytest.mark.parametrize("case,s,y,p,pattern", [
+        ("nan score", np.array([0.5, np.nan, -0.2, 0.3, 0.0, 1.0]), Y, P, r"scores"),
+        ("inf label", S, np.array([2.0, np.inf, 1.0, 0.0, 1.0, 0.0]), P, r"label"),
+        ("negative label", S, np.array([2.0, -1.0, 1.0, 0.0, 1.0, 0.0]), P, r"label"),
+        ("cut query", S, Y, np.array([0, 3, 5]), r"group_ptr")])
+    def test_the_second_door_still_checks_inputs(self, metric, case, s, y, p, pattern):
+        expect_error(lo.lambda_gradients, pattern, s, y, p, metric)
+
+    @pytest.mark.parametrize("metric,fn", [("softmax", "softmax_gradients"), ("listmle", "listmle_gradients"),
+                                           ("xendcg", "xendcg_gradients"), ("yetirank", "yetirank_gradients"),
+                                           ("plrank", "plrank_gradients")])
+    def test_the_second_door_warns_and_gives_the_same_numbers(self, metric, fn):
+        kw = {} if metric in ("softmax", "listmle") else {"seed": 3}
+        with pytest.warns(FutureWarning, match=f"call lambda_objectives.{fn}"):
+            old = call_unmutated(lo.lambda_gradients, S, Y, P, metric, **kw)
+        new = getattr(lo, fn)(S, Y, P, **kw)
+        for a, b in zip(old, new):
+            np.testing.assert_array_equal(a, b)

@@ -108,10 +108,12 @@ def test_bit_identical_at_one_and_two_threads_and_draws_keyed_by_seed_and_round(
     assert not np.array_equal(g1, g3) and not np.array_equal(g1, g4)
 
 
+@pytest.mark.filterwarnings("ignore:lambda_gradients.*is deprecated:FutureWarning")  # the second door, one release
 def test_lambda_gradients_dispatches_with_k_and_seed():
     s, y, ptr = _data()
     want = plrank_gradients(s, y, ptr, k=3, seed=5)
-    got = lambda_gradients(s, y, ptr, "plrank@3", seed=5)
+    with pytest.warns(FutureWarning, match="call lambda_objectives.plrank_gradients"):
+        got = lambda_gradients(s, y, ptr, "plrank@3", seed=5)
     np.testing.assert_array_equal(got[0], want[0])
     np.testing.assert_array_equal(got[1], want[1])
     with pytest.raises(ValueError, match="sigma"):

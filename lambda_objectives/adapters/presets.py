@@ -39,6 +39,7 @@ from .._registry import REGISTRY
 from .._kernels import xendcg as xendcg_kernels
 from ..objectives.catboost_lambdamart import catboost_lambdamart_gradients, check_catboost_options
 from ..objectives.lambdas import lambda_gradients
+from ..objectives.listwise import listmle_gradients, softmax_gradients
 from ..objectives.xendcg import xendcg_gradients
 from ..objectives.plrank import plrank_gradients
 from ..objectives.yetirank import yetirank_gradients
@@ -95,6 +96,10 @@ def _compute_exact(obj, st, scores):
     elif obj.metric == "plrank":
         plrank_gradients(s, st["labels"], st["ptr"], k=obj.k, iteration=st["round"], out=(g64, h64),
                          n_threads=obj.n_threads, **obj.kernel_options)
+    elif obj.metric in ("softmax", "listmle"):
+        opts = {key: v for key, v in obj.kernel_options.items() if v is not None}  # None: the function's default
+        (softmax_gradients if obj.metric == "softmax" else listmle_gradients)(
+            s, st["labels"], st["ptr"], out=(g64, h64), n_threads=obj.n_threads, **opts)
     elif "round" in st:  # sampled pairs: fresh draws every round
         lambda_gradients(s, st["labels"], st["ptr"], obj.metric, obj.k, obj.sigma, iteration=st["round"],
                          out=(g64, h64), n_threads=obj.n_threads, **_exact_options(obj, st))

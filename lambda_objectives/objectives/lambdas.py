@@ -1,6 +1,7 @@
 """LambdaMART gradients and diagonal Hessians for ΔNDCG, ΔERR, ΔMAP, ΔMRR and RankNet."""
 
 import math
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -11,7 +12,7 @@ from .._kernels import pairs
 from .._kernels.ranking import discount_table
 from .._core.threads import numba_threads
 from ..checks import (SEED_MAX, check_integer, check_k, check_labels, check_outputs, check_query_weights,
-                     check_scores)
+                      check_scores)
 from ..data.groups import check_group_ptr
 from .xendcg import xendcg_gradients
 
@@ -24,6 +25,10 @@ LAMBDA_METRICS = reg.names("lambdas")
 #: (YetiRank, :func:`lambda_objectives.yetirank_gradients`).
 OBJECTIVES = reg.names("objective")
 _NORMALIZE = {None: pairs.NORM_NONE, False: pairs.NORM_NONE, "lambdarank": pairs.NORM_LAMBDARANK}
+#: the objectives :func:`lambda_gradients` still reaches for one release (a ``FutureWarning``), each with
+#: the one function that takes its options
+OTHER_DOORS = {"xendcg": "xendcg_gradients", "yetirank": "yetirank_gradients", "softmax": "softmax_gradients",
+               "listmle": "listmle_gradients", "plrank": "plrank_gradients"}
 
 
 class LambdaPairs(NamedTuple):
@@ -43,8 +48,7 @@ class LambdaPairs(NamedTuple):
 def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0, *, gain="exp",
                      label_gain=None, max_label=None, threshold=0.0, query_weights=None,
                      normalize=None, mu=None, pair_method="all", num_pair_per_sample=None, seed=None,
-                     iteration=0, beta=None, lambda_=None, ties=None, out=None, n_threads=None, return_pairs=False,
-                     return_cost=False):
+                     iteration=0, out=None, n_threads=None, return_pairs=False, return_cost=False, **other_door):
     r"""LambdaMART gradient and diagonal Hessian of a pairwise metric-weighted logistic loss.
 
     Definition (Burges, MSR-TR-2010-82, §4 and §7). Each query is ranked by ``scores``
@@ -124,18 +128,15 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
         (its length and its labels' float64 bits in row order), not by its position, so the same
         query gets the same gradients wherever it sits in the data and however the data is split
         into chunks, partitions, workers or threads (queries with identical label lists share a
-        stream, which leaves every expectation unchanged). ``"xendcg"``, ``"yetirank"`` and ``"plrank"``: passed
-        to :func:`~lambda_objectives.xendcg_gradients` / :func:`~lambda_objectives.yetirank_gradients` /
-        :func:`~lambda_objectives.plrank_gradients` (with their defaults; none of the pair options apply
-        except ``"plrank"``'s ``k``, the cut-off of its expected DCG@k).
+        stream, which leaves every expectation unchanged).
     iteration : int >= 0
         ``pair_method="mean"`` only: the boosting round (fresh draws each round; the adapters pass
         their round counter).
-    beta, lambda_ : float, optional
-        ``"softmax"`` only (:func:`~lambda_objectives.softmax_gradients`: CatBoost's ``QuerySoftMax``
-        ``beta`` and ``lambda``; defaults 1 and 0.01).
-    ties : {"breslow", "stable"}, optional
-        ``"listmle"`` only (:func:`~lambda_objectives.listmle_gradients`; default ``"breslow"``).
+    **other_door
+        Deprecated, for one release: ``metric`` ``"xendcg"``, ``"yetirank"``, ``"softmax"``, ``"listmle"`` or
+        ``"plrank"`` still reaches that objective's own function (:data:`OTHER_DOORS`: the same numbers as
+        before, ``seed`` / ``k`` passed on, ``beta`` / ``lambda_`` for softmax and ``ties`` for ListMLE taken
+        here), with a ``FutureWarning`` naming it. Any other keyword is a ``TypeError``.
     normalize : {None, "lambdarank"}
         ``"lambdarank"``: LightGBM's ``lambdarank_norm``: each query's ``g`` and ``h`` are
         multiplied by :math:`\log_2(1+S)/S` with :math:`S = \sum_{pairs} 2\sigma|\Delta Z|\rho`
@@ -162,6 +163,20 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
     """
     custom = reg.is_weight_function(metric)
     metric, k = (metric, check_k(k)) if custom else reg.parse_metric(metric, k, kind="objective")
+    door = None if custom else OTHER_DOORS.get(metric)
+    if door is None and other_door:
+        name = sorted(other_door)[0]
+        reader = sorted(m for m, f in OTHER_DOORS.items() if name in reg.objective_options(m, None))
+        raise TypeError(f"lambda_gradients() got an unexpected keyword argument {name!r}: the pairwise lambdas do "
+                        "not read it" + (f" (it is an option of {OTHER_DOORS[reader[0]]})" if reader else ""))
+    if door is not None:
+        warnings.warn(f"lambda_gradients(..., {metric!r}) is deprecated: call lambda_objectives.{door} (the same "
+                      f"numbers; lambda_gradients takes the pairwise lambdas only from the next release)",
+                      FutureWarning, stacklevel=2)
+    beta, lambda_, ties = (other_door.get(name) for name in ("beta", "lambda_", "ties"))
+    unknown = set(other_door) - {"beta", "lambda_", "ties"}
+    if unknown:
+        raise TypeError(f"lambda_gradients() got an unexpected keyword argument {sorted(unknown)[0]!r}")
     # an option the objective would not read is an error (the registry's objective_options table)
     reg.check_options(metric, _given_options(k=k, sigma=sigma, gain=gain, label_gain=label_gain, max_label=max_label,
                                          threshold=threshold, normalize=normalize, mu=mu, seed=seed, beta=beta,
