@@ -187,7 +187,7 @@ def test_repartition_by_query_makes_every_query_whole(client, npartitions, expec
     assert all(len(s) == 1 for s in owners.values()) and len(owners) == 120
     # qid ranges rise with the partition number, so the dask-array check passes too
     assert lo.dask.check_query_partitions(out["f0"].to_dask_array(lengths=True),
-                                     qid=out["qid"].to_dask_array(lengths=True)) == expected
+                                          qid=out["qid"].to_dask_array(lengths=True)) == expected
     # every row kept once, with its index label; inside a query the input order (stable sort)
     got = pd.concat(parts)
     pd.testing.assert_frame_equal(got, before.sort_values("qid", kind="stable"))

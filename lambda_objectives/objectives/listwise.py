@@ -56,7 +56,7 @@ def softmax_gradients(scores, labels, group_ptr, *, beta=1.0, lambda_=0.01, quer
     :math:`\beta^2 T p_i (1 - p_i)` is the exact Hessian diagonal (non-negative), to which CatBoost's
     ``lambda`` adds :math:`\lambda \beta T` (a damping of the Newton step, zero in the gradient). These
     are minus CatBoost's ``der1`` and ``der2`` for ``QuerySoftMax:beta=β;lambda=λ`` (catboost 1.2.10;
-    tests/test_catboost_gradients.py compares them with the probe). A query whose labels sum to 0 gets
+    tests/test_catboost.py compares them with the probe). A query whose labels sum to 0 gets
     zeros; a one-document query gets ``g = 0`` and ``h = λ β T`` (CatBoost's too). Ties in scores do not
     matter (no ranking is formed). Labels are finite, non-negative and may be real-valued.
 
