@@ -57,9 +57,16 @@ NAMES = {
 }
 
 
-def _warn(old, new, stacklevel):
+def _warn(old, new):
+    # point at the user's line: skip this module, the import machinery and the modules' __getattr__ hooks
+    # (warnings itself skips the import machinery's frames when it counts the level: so do not count them)
+    frame, level = sys._getframe(1), 2
+    while frame is not None and (frame.f_code.co_filename == __file__ or frame.f_code.co_name == "__getattr__"
+                                 or frame.f_code.co_filename.startswith("<frozen importlib")):
+        level += not frame.f_code.co_filename.startswith("<frozen importlib")
+        frame = frame.f_back
     warnings.warn(f"{old} moved to {new}; import it from there ({old} goes away in the next release)",
-                  FutureWarning, stacklevel=stacklevel)
+                  FutureWarning, stacklevel=level)
 
 
 def moved(module, name):
@@ -71,7 +78,9 @@ def moved(module, name):
         if old in MODULES:  # an old module path reached as an attribute: import it through the finder
             return importlib.import_module(old)
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
-    _warn(f"{module}.{name}", f"{home}.{name}", 4)  # _warn, moved, the module's __getattr__, the caller
+    # ``from module import name`` asks twice (the import machinery's hasattr, then the name itself): warn once
+    if sys._getframe(2).f_code.co_name != "_handle_fromlist":
+        _warn(f"{module}.{name}", f"{home}.{name}")
     return getattr(importlib.import_module(home), name)
 
 
@@ -87,7 +96,7 @@ class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return importlib.util.spec_from_loader(fullname, self)
 
     def create_module(self, spec):
-        _warn(spec.name, MODULES[spec.name], 2)  # inside the import machinery: no user frame to point at
+        _warn(spec.name, MODULES[spec.name])
         module = importlib.import_module(MODULES[spec.name])
         self._specs[spec.name] = module.__spec__
         return module
