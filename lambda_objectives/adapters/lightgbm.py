@@ -157,10 +157,19 @@ class LGBMLambdaRanker(EngineRanker):
 
     Attributes
     ----------
-    booster_, objective_, n_features_in_, feature_names_in_ (DataFrame input), feature_importances_
-    (split counts, LightGBM's default), best_iteration_, best_score_, evals_result_
-    (``{"valid_0": {"lo_ndcg@10": [...]}}``), train_queries_ (the training queries, which
-    :meth:`score` compares with; ``None`` when ``fit`` got ``group`` sizes).
+    booster_, objective_, n_features_in_ (``n_features_``), feature_names_in_ (DataFrame input, its
+    qid column excluded; :meth:`predict`/:meth:`score` then refuse other columns or another order
+    with scikit-learn's ``ValueError``), feature_name_ (``Column_0``... without a DataFrame, as
+    ``lgb.LGBMRanker``), feature_importances_ (split counts, LightGBM's default),
+    best_iteration_, best_score_, evals_result_ (``{"valid_0": {"lo_ndcg@10": [...]}}``), n_iter_
+    (``n_estimators_``: the rounds the booster keeps), train_queries_ (the training queries,
+    which :meth:`score` compares with; ``None`` when ``fit`` got ``group`` sizes).
+
+    ``best_iteration_`` follows ``lgb.LGBMRanker``: the 1-based best round under
+    ``early_stopping_rounds`` (``lgb.train`` then keeps the trees up to it), 0 without it
+    (:meth:`predict` then uses every round). Until issue #48 it was the number of rounds
+    without early stopping. ``best_score_`` holds each metric at that round (the last one
+    without early stopping).
 
     Notes
     -----

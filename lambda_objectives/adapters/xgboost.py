@@ -212,7 +212,7 @@ class XGBLambdaRanker(EngineRanker):
         E.g. ``"ndcg@10"`` (our implementation, maximised); default ``f"{metric}@10"``.
     early_stopping_rounds : int or None
         Stop when ``eval_metric`` on the last ``eval_set`` has not improved (maximised) for this
-        many rounds; :meth:`predict` then uses the best iteration.
+        many rounds; :meth:`predict` then uses the rounds up to ``best_iteration_`` (0-based).
     score_metric : str
         What :meth:`score` returns: the mean over queries of this metric (default NDCG@10,
         LightGBM convention).
@@ -222,11 +222,22 @@ class XGBLambdaRanker(EngineRanker):
 
     Attributes
     ----------
-    booster_, objective_, n_features_in_, feature_names_in_ (DataFrame input), feature_importances_
-    (total gain per feature, normalised to sum 1, as ``xgb.XGBRanker``'s default),
-    best_iteration_, best_score_, evals_result_, train_queries_ (the training queries' qid values,
-    row counts and row fingerprints, which :meth:`score` compares with; ``None`` when ``fit`` got
-    ``group`` sizes, which carry no ids).
+    booster_ (also :meth:`get_booster`), objective_, n_features_in_, feature_names_in_ (DataFrame
+    input, its qid column excluded; :meth:`predict`/:meth:`score` then refuse other columns or
+    another order with scikit-learn's ``ValueError``), feature_importances_ (total gain per
+    feature, normalised to sum 1, as ``xgb.XGBRanker``'s default), best_iteration_, best_score_,
+    evals_result_, train_queries_ (the training queries' qid values, row counts and row
+    fingerprints, which :meth:`score` compares with; ``None`` when ``fit`` got ``group`` sizes,
+    which carry no ids).
+
+    ``best_iteration_`` is XGBoost's 0-based round index (``xgb.XGBRanker.best_iteration``,
+    ``Booster.best_iteration``): the best round under early stopping, the last round
+    (``n_estimators - 1``) without it; :meth:`predict` uses rounds ``0 .. best_iteration_``. Until
+    issue #48 it counted rounds from 1 (the number of trees used): subtract 1 from an old value.
+    ``best_score_`` holds each recorded metric at that round. The properties ``best_iteration`` and
+    ``best_score`` are the booster's own (``AttributeError`` without early stopping, as in XGBoost).
+    :meth:`save_model` / :meth:`load_model` write and read the booster with what :meth:`predict`
+    and :meth:`score` need beside it.
 
     Notes
     -----
@@ -262,6 +273,10 @@ class XGBLambdaRanker(EngineRanker):
         zero (else ``ValueError`` naming the query). ``eval_set`` is a list of ``(X, y)`` with
         matching ``eval_group`` / ``eval_qid`` lists (or qid columns). With qid values (not
         ``group`` sizes) the training queries are recorded in ``train_queries_`` for :meth:`score`.
+        Labels and weights are checked before XGBoost sees them (finite, non-negative, below
+        float32's largest value, where XGBoost's float32 copy becomes inf): ``ValueError`` naming the
+        argument, the eval set and the row or query. An eval set given as a DataFrame must have the
+        training frame's columns in its order.
         """
         xgb = require("xgboost")
 
