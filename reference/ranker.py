@@ -65,8 +65,11 @@ class MARTRanker(BaseEstimator):
     best_iteration_, best_score_ (``{set: {metric: value}}`` at the best iteration),
     evals_result_ (``{set: {metric: [values per iteration]}}``, the same as ``history_``),
     train_queries_ (the training queries' qid values, row counts and row fingerprints, which
-    :meth:`score` compares with; ``None`` when ``fit`` got ``group``/``group_ptr``, which carry no ids;
-    not saved by :meth:`save`).
+    :meth:`score` compares with; ``None`` when ``fit`` got ``group``/``group_ptr``, which carry no ids).
+    :meth:`save` keeps them all (format 2). ``feature_names_in_`` (the qid column excluded) and
+    ``n_features_in_`` follow scikit-learn's rules: :meth:`predict`/:meth:`score` raise its
+    ``ValueError`` for other columns or another order, and warn for an array after a DataFrame fit
+    or the reverse.
 
     Notes
     -----
@@ -216,7 +219,9 @@ class MARTRanker(BaseEstimator):
             history_loss=True, history_metrics=HISTORY_METRICS, history_options=None, verbose=False, bin_mapper=None):
         """Fit on ``X`` (dense or scipy sparse), ``y`` and the queries (``group`` sizes, ``qid`` or ``group_ptr``).
 
-        ``eval_set``: list of ``(X, y, group)`` (or ``(X, y)`` with ``eval_group``); history
+        ``eval_set``: list of ``(X, y, group)`` (or ``(X, y)`` with ``eval_group``, a list with one
+        entry per eval set; a 3-tuple whose ``eval_group`` entry is not ``None`` raises, since one of
+        the two would be ignored); history
         (NDCG@1/3/10, ERR@10 — NaN when labels are not integer grades — and the loss) is recorded
         on the training data and on each of them; ``history_metrics`` names other metrics to record
         (``"err"`` for full-list ERR...) and ``history_options`` passes metric options to
@@ -226,7 +231,9 @@ class MARTRanker(BaseEstimator):
         correction, to add to the base model's scores); otherwise the loss's optimal constant. Early stopping
         watches ``eval_metric`` on the last eval set: one of ``history_metrics`` (maximised) or
         ``"loss"`` (minimised); a name that is not recorded, or that the eval labels cannot score,
-        raises ``ValueError`` before training. ``init_score``/``eval_init_score`` are copied, never modified.
+        raises ``ValueError`` before training. ``init_score`` (one finite score per row) and
+        ``eval_init_score`` (a list with one such array, or ``None``, per eval set) are copied, never
+        modified; a scalar, a short list or a wrong length raises naming the argument.
 
         ``history_loss``: ``True`` records the loss on every set, ``"train"`` on the training data only
         (the eval sets' ``"loss"`` then holds NaN, as with ``False`` for every set). The training loss
