@@ -103,7 +103,7 @@ def catboost_lambdamart_gradients(scores, labels, group_ptr, metric="ndcg", top=
 
     Notes
     -----
-    Matches :func:`lambda_objectives.probe_catboost` to about 1e-12 relative when ``scores`` are
+    Matches :func:`lambda_objectives.validation.probe_catboost` to about 1e-12 relative when ``scores`` are
     float32 values (CatBoost stores a ``Pool``'s ``baseline`` in float32, so the probe evaluates at
     ``float32(scores)``; with ``norm=True`` the ``1/(0.01 + |Δs|)`` factor turns that rounding into
     about 1e-6 relative otherwise). Tested in tests/test_kernels_catboost.py. Reference: Burges, MSR-TR-2010-82;
