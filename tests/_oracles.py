@@ -242,6 +242,31 @@ def listmle_loss(scores, labels, ties="breslow"):
     return total
 
 
+def listmle_derivatives(scores, labels, ties="breslow"):
+    """ListMLE's gradient and Hessian diagonal of one query from the groups of :func:`listmle_loss`:
+    ``g_i = Σ_{g ≤ γ(i), g < m} |G_g| p_ig − [γ(i) < m]``, ``h_i = Σ |G_g| p_ig (1 − p_ig)``, each
+    ``p_ig = 1 / Σ_{j ∈ S_g} e^{s_j − s_i}`` (every exponent one score difference: valid at any finite score)."""
+    order = sorted(range(len(scores)), key=lambda i: (-labels[i], i))
+    groups = []
+    for i in order:
+        if ties == "breslow" and groups and labels[groups[-1][0]] == labels[i]:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    grad = [0.0] * len(scores)
+    hess = [0.0] * len(scores)
+    for g in range(len(groups) - 1):
+        below = [j for grp in groups[g:] for j in grp]
+        for i in below:
+            diffs = [scores[j] - scores[i] for j in below]
+            p = 1.0 / sum(math.exp(d) if d < 710 else math.inf for d in diffs)
+            grad[i] += len(groups[g]) * p
+            hess[i] += len(groups[g]) * p * (1.0 - p)
+        for i in groups[g]:
+            grad[i] -= 1.0
+    return grad, hess
+
+
 # --- PL-Rank (Plackett-Luce expected DCG@K), by enumerating every ranking --------------------------
 def pl_rankings(n, k=None):
     """Every ordered top-``min(n, k)`` list of ``range(n)`` (the rankings a Plackett-Luce draw can give)."""
