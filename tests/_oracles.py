@@ -275,12 +275,18 @@ def pl_rankings(n, k=None):
     return list(itertools.permutations(range(n), _cut(n, k)))
 
 
+def _share(scores, d, left):
+    """``e^{s_d} / Σ_{i ∈ left} e^{s_i}`` as ``1 / Σ e^{s_i − s_d}``: one score difference per exponent, so
+    valid at any finite spread of the scores (``e^{s}`` itself would under/overflow beyond ±709)."""
+    return 1.0 / sum(math.exp(scores[i] - scores[d]) if scores[i] - scores[d] < 710 else math.inf for i in left)
+
+
 def pl_probability(scores, top):
     """Plackett-Luce probability of the top positions ``top``: each pick ``e^{s_d}`` over what remains."""
     left = list(range(len(scores)))
     p = 1.0
     for d in top:
-        p *= math.exp(scores[d]) / sum(math.exp(scores[i]) for i in left)
+        p *= _share(scores, d, left)
         left.remove(d)
     return p
 
@@ -298,22 +304,22 @@ def pl_expected_dcg_derivatives(scores, labels, k=None, gain="exp"):
     ``log π(y) = Σ_j (s_{y_j} − log D_j)`` over the placed positions, ``D_j`` the mass still unplaced.
     """
     n = len(scores)
-    e = [math.exp(v) for v in scores]
     g1 = [0.0] * n
     g2 = [0.0] * n
     for top in pl_rankings(n, k):
         p = pl_probability(scores, top)
         reward = dcg_of_order([labels[d] for d in top], k, gain)
-        masses = []
+        remaining = []  # the documents still unplaced at each position
         left = set(range(n))
         for d in top:
-            masses.append(sum(e[i] for i in left))
+            remaining.append(sorted(left))
             left.remove(d)
         for d in range(n):
             # d is in the remaining set at every position up to and including its own (all if unplaced)
             upto = top.index(d) + 1 if d in top else len(top)
-            first = (1.0 if d in top else 0.0) - sum(e[d] / masses[j] for j in range(upto))
-            second = -sum(e[d] / masses[j] - (e[d] / masses[j]) ** 2 for j in range(upto))
+            shares = [_share(scores, d, remaining[j]) for j in range(upto)]  # e^{s_d} / D_j
+            first = (1.0 if d in top else 0.0) - sum(shares)
+            second = -sum(q - q * q for q in shares)
             g1[d] += reward * p * first
             g2[d] += reward * p * (first * first + second)
     return g1, g2
