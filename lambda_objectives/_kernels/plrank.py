@@ -106,6 +106,8 @@ def plrank_query(s, gains, key, n_samples, k, disc, weight, grad, hess, e, noisy
             _scale(grad, hess, -weight / n_samples)
             return
     inv_e = np.empty(n)
+    ones = np.ones(kk)  # one scale: the running sums are never carried
+    ex_top = np.empty(kk)
     for i in range(n):
         t = s[i] - m  # within SPAN: e^t >= e^-300 and e^-t <= e^300, both normal
         e[i] = math.exp(t)
@@ -125,34 +127,55 @@ def plrank_query(s, gains, key, n_samples, k, disc, weight, grad, hess, e, noisy
             d += e[top[j]]
             inv_d[j] = 1.0 / d
             pr[j] = pr[j + 1] + disc[j] * gains[top[j]]
-        c1 = 0.0
-        dr = 0.0
-        ri = 0.0
-        dr2 = 0.0
-        ri2 = 0.0
         for j in range(kk):
-            x = top[j]
-            q = inv_d[j]
-            c1 += q
-            dr += disc[j] * q
-            ri += pr[j] * q
-            dr2 += disc[j] * q * q
-            ri2 += pr[j] * q * q
-            ex = e[x]
-            sp = ex * (gains[x] * dr - ri)
-            g = pr[j + 1] + sp
-            grad[x] += g
-            hess[x] += g * (1.0 - ex * c1) + sp - ex * ex * (gains[x] * dr2 - ri2)
-        if kk < n:
-            for i in range(n):
-                if placed[i]:
-                    placed[i] = False
-                else:
-                    ex = e[i]
-                    sp = ex * (gains[i] * dr - ri)
-                    grad[i] += sp
-                    hess[i] += sp * (1.0 - ex * c1) - ex * ex * (gains[i] * dr2 - ri2)
+            ex_top[j] = e[top[j]]
+        add_sample(kk, top, placed, inv_d, pr, disc, gains, ones, ex_top, e, grad, hess)
     _scale(grad, hess, -weight / n_samples)
+
+
+@njit(cache=True)
+def add_sample(kk, top, placed, inv_d, pr, disc, gains, carry, ex_top, ex_rest, grad, hess):
+    """Add one sampled ranking's ``ĝ``, ``ĥ`` (the module docstring) to ``grad``, ``hess``, position ``j``
+    on its own scale ``e^{M_j}``: ``inv_d[j] = e^{M_j}/D_j``, ``carry[j] = e^{M_j − M_{j−1}}`` takes the
+    running sums from the previous position's scale (its square for the ``1/D²`` sums; ones on one
+    scale, which leaves the sums bit for bit), ``ex_top[j] = e^{s_{top[j]} − M_j}`` and, for a document
+    ``i`` left unplaced (``placed`` False; the flags of ``top`` are cleared here), ``ex_rest[i] =
+    e^{s_i − M_{K'−1}}``."""
+    c1 = 0.0
+    dr = 0.0
+    ri = 0.0
+    dr2 = 0.0
+    ri2 = 0.0
+    for j in range(kk):
+        f = carry[j]
+        c1 *= f
+        dr *= f
+        ri *= f
+        f *= f
+        dr2 *= f
+        ri2 *= f
+        x = top[j]
+        q = inv_d[j]
+        c1 += q
+        dr += disc[j] * q
+        ri += pr[j] * q
+        dr2 += disc[j] * q * q
+        ri2 += pr[j] * q * q
+        ex = ex_top[j]
+        sp = ex * (gains[x] * dr - ri)
+        g = pr[j + 1] + sp
+        grad[x] += g
+        hess[x] += g * (1.0 - ex * c1) + sp - ex * ex * (gains[x] * dr2 - ri2)
+    n = grad.shape[0]
+    if kk < n:
+        for i in range(n):
+            if placed[i]:
+                placed[i] = False
+            else:
+                ex = ex_rest[i]
+                sp = ex * (gains[i] * dr - ri)
+                grad[i] += sp
+                hess[i] += sp * (1.0 - ex * c1) - ex * ex * (gains[i] * dr2 - ri2)
 
 
 @njit(cache=True)
@@ -196,6 +219,9 @@ def plrank_samples_rescaled(s, gains, key, n_samples, kk, disc, grad, hess, mj, 
     square for the ``1/D²`` sums), and ``e^{s_x}`` read as ``e^{s_x − M_j} <= 1``. Adds the unscaled
     ``g``, ``h`` of every sample into ``grad``, ``hess``; scratch ``mj`` (>= K'), ``lx`` (n)."""
     n = s.shape[0]
+    carry = np.empty(kk)
+    ex_top = np.empty(kk)
+    ex_rest = np.empty(n)
     for r in range(n_samples):
         sample_top_rescaled(s, key, r, kk, lx, top)
         # remaining mass from the back, as (largest score M, Σ e^{s − M}) rescaled whenever M rises
@@ -221,42 +247,14 @@ def plrank_samples_rescaled(s, gains, key, n_samples, kk, disc, grad, hess, mj, 
             mj[j] = big
             inv_d[j] = 1.0 / acc
             pr[j] = pr[j + 1] + disc[j] * gains[top[j]]
-        c1 = 0.0
-        dr = 0.0
-        ri = 0.0
-        dr2 = 0.0
-        ri2 = 0.0
         for j in range(kk):
-            if j > 0:
-                f = math.exp(mj[j] - mj[j - 1])
-                c1 *= f
-                dr *= f
-                ri *= f
-                f *= f
-                dr2 *= f
-                ri2 *= f
-            x = top[j]
-            q = inv_d[j]
-            c1 += q
-            dr += disc[j] * q
-            ri += pr[j] * q
-            dr2 += disc[j] * q * q
-            ri2 += pr[j] * q * q
-            ex = math.exp(s[x] - mj[j])
-            sp = ex * (gains[x] * dr - ri)
-            g = pr[j + 1] + sp
-            grad[x] += g
-            hess[x] += g * (1.0 - ex * c1) + sp - ex * ex * (gains[x] * dr2 - ri2)
+            carry[j] = 1.0 if j == 0 else math.exp(mj[j] - mj[j - 1])
+            ex_top[j] = math.exp(s[top[j]] - mj[j])
         if kk < n:
-            last = mj[kk - 1]
             for i in range(n):
-                if placed[i]:
-                    placed[i] = False
-                else:
-                    ex = math.exp(s[i] - last)
-                    sp = ex * (gains[i] * dr - ri)
-                    grad[i] += sp
-                    hess[i] += sp * (1.0 - ex * c1) - ex * ex * (gains[i] * dr2 - ri2)
+                if not placed[i]:
+                    ex_rest[i] = math.exp(s[i] - mj[kk - 1])
+        add_sample(kk, top, placed, inv_d, pr, disc, gains, carry, ex_top, ex_rest, grad, hess)
 
 
 @njit(cache=True, parallel=True)
