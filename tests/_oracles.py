@@ -221,18 +221,24 @@ def softmax_loss(scores, labels, beta=1.0):
     return -sum(y * (v - lse) for y, v in zip(labels, z))
 
 
+def _listmle_groups(labels, ties):
+    """The documents sorted by label, best first (ties in input order), as ListMLE's groups: runs of equal
+    labels with ``ties="breslow"``, one document each with ``"stable"``."""
+    groups = []
+    for i in sorted(range(len(labels)), key=lambda i: (-labels[i], i)):
+        if ties == "breslow" and groups and labels[groups[-1][0]] == labels[i]:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return groups
+
+
 def listmle_loss(scores, labels, ties="breslow"):
     """ListMLE of one query from its definition: sort by label (ties in input order), then
     ``−log Π_r e^{s_(r)} / Σ_{t >= r} e^{s_(t)}`` (``ties="stable"``). ``ties="breslow"``: the equal-label
     groups, each document of a group over the denominator of the whole group and everything below
     it, the last group left out (its order has probability 1)."""
-    order = sorted(range(len(scores)), key=lambda i: (-labels[i], i))
-    groups = []
-    for i in order:
-        if ties == "breslow" and groups and labels[groups[-1][0]] == labels[i]:
-            groups[-1].append(i)
-        else:
-            groups.append([i])
+    groups = _listmle_groups(labels, ties)
     total = 0.0
     for g in range(len(groups) - 1):
         below = [j for grp in groups[g:] for j in grp]
@@ -246,13 +252,7 @@ def listmle_derivatives(scores, labels, ties="breslow"):
     """ListMLE's gradient and Hessian diagonal of one query from the groups of :func:`listmle_loss`:
     ``g_i = Σ_{g ≤ γ(i), g < m} |G_g| p_ig − [γ(i) < m]``, ``h_i = Σ |G_g| p_ig (1 − p_ig)``, each
     ``p_ig = 1 / Σ_{j ∈ S_g} e^{s_j − s_i}`` (every exponent one score difference: valid at any finite score)."""
-    order = sorted(range(len(scores)), key=lambda i: (-labels[i], i))
-    groups = []
-    for i in order:
-        if ties == "breslow" and groups and labels[groups[-1][0]] == labels[i]:
-            groups[-1].append(i)
-        else:
-            groups.append([i])
+    groups = _listmle_groups(labels, ties)
     grad = [0.0] * len(scores)
     hess = [0.0] * len(scores)
     for g in range(len(groups) - 1):
