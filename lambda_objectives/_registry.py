@@ -82,6 +82,7 @@ class Entry:
     listwise: bool = False      # a listwise objective (its own kernel, not the pair loop)
     sampled: bool = False       # pairs drawn afresh every round (YetiRank: its own kernel, not the pair loop)
     objective_options: tuple = ()  # what the exact objective takes beyond PAIR_OPTIONS + ``options``
+    value_options: tuple = ()   # what the metric's value reads beyond ``options`` (NDCG's ideal_zero)
     preset_options: dict = field(default_factory=dict)  # engine -> every option its preset reads (k, sigma too)
 
     def __post_init__(self):
@@ -111,7 +112,7 @@ _ROWS = (
           preset_options={"lightgbm": ("k", "sigma", "label_gain", "norm"),
                           "xgboost": ("k",) + _XGB_OPTIONS + ("exp_gain",),
                           "catboost": ("k", "sigma", "norm", "gain", "denominator")},
-          engine_eval={"lightgbm": "ndcg", "xgboost": "ndcg"},
+          engine_eval={"lightgbm": "ndcg", "xgboost": "ndcg"}, value_options=("ideal_zero",),
           summary="normalised discounted cumulative gain"),
     Entry("dcg", DCG, UNLESS_LINEAR, True, False, _gain_inputs, ("gain", "label_gain"),
           summary="discounted cumulative gain"),
@@ -232,6 +233,31 @@ def objective_options(name, preset=None):
     return frozenset(PAIR_OPTIONS + row.options + row.objective_options)
 
 
+#: what every metric value takes: a named convention speaks for all of them (ERR, MAP and MRR are the same
+#: in every convention)
+METRIC_OPTIONS = ("convention",)
+
+
+def metric_options(names):
+    """Every keyword option of :func:`lambda_objectives.metric_values` that at least one of the metrics
+    ``names`` (canonical names) reads: each row's ``options`` and ``value_options``, and
+    :data:`METRIC_OPTIONS`. The table the metric functions check what a caller passed against."""
+    out = set(METRIC_OPTIONS)
+    for name in names:
+        out.update(REGISTRY[name].options + REGISTRY[name].value_options)
+    return frozenset(out)
+
+
+def metric_option_error(names, bad):
+    """The ``ValueError`` message for options ``bad`` that none of the metrics ``names`` reads."""
+    allowed = sorted(metric_options(names))
+    if len(names) == 1:
+        return (f"unknown options for metric={names[0]!r}: {sorted(bad)} (this metric does not read them); "
+                f"it takes {allowed}")
+    return (f"unknown options for metrics={list(names)}: {sorted(bad)} (none of these metrics reads them); "
+            f"they take {allowed}")
+
+
 #: why an option is refused, for the error message: (preset, option) or (preset, option, kind of row)
 OPTION_NOTES = {
     ("xgboost", "sigma"): "XGBoost's native objectives fix sigma at 1; preset='xgboost' needs sigma=1.0",
@@ -298,10 +324,20 @@ def kernel_inputs(name, labels, **options):
     return row.inputs(labels, **{key: v for key, v in options.items() if key in row.options})
 
 
-def check_options(metric, given, preset=None):
+def check_options(metric, given, preset=None, *, value=False):
     """Raise ``ValueError`` when ``given`` (names of the options a caller passed) holds one that objective
     ``metric`` under ``preset`` does not read (the registry's ``objective_options`` table), naming it and
-    the accepted ones: an option an objective would ignore is an error, never a silent no-op."""
+    the accepted ones: an option an objective would ignore is an error, never a silent no-op.
+
+    ``value=True``: the same check for metric values (``metric_values`` and the functions sharing its
+    path): ``metric`` is one canonical metric name or a sequence of them, and an option is refused when
+    none of them reads it (the registry's ``metric_options``)."""
+    if value:
+        names = [metric] if isinstance(metric, str) else list(dict.fromkeys(metric))
+        bad = set(given) - metric_options(names)
+        if bad:
+            raise ValueError(metric_option_error(names, sorted(bad)))
+        return
     bad = set(given) - objective_options(metric, preset)
     if bad:
         raise ValueError(option_error(metric, sorted(bad), preset))

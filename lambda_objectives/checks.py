@@ -229,6 +229,15 @@ def check_training_data(labels, group_ptr, weights=None, *, weights_per="row", l
     return y, ptr, w
 
 
+def given_options(values, defaults):
+    """Names of the options in ``values`` given a value other than their default in ``defaults`` (what a
+    caller asked for): ``None`` defaults by identity, scalar ones by equality (an array is never a default)."""
+    def is_default(v, d):
+        return v is None if d is None else isinstance(v, (bool, int, float, str)) and v == d
+
+    return {name for name, v in values.items() if not is_default(v, defaults[name])}
+
+
 def check_outputs(out, n, **inputs):
     """``out`` (``None``: two new arrays) as the ``(grad, hess)`` a kernel fills: two writeable contiguous
     float64 arrays of length ``n`` that overlap neither each other nor any of ``inputs`` (the kernel reads
