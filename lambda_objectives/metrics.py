@@ -171,7 +171,7 @@ _VALUE_DEFAULTS = {"gain": None, "label_gain": None, "max_label": None, "thresho
 def check_value_options(metrics, options):
     """Raise ``ValueError`` for an entry of ``options`` (``metric_values``' keyword options by name) given a
     value other than its default that none of ``metrics`` (names, ``"ndcg@10"`` or canonical) reads:
-    ``threshold`` for NDCG, ``gain`` for MAP..., as the objectives refuse theirs (``checks.check_options``)."""
+    ``threshold`` for NDCG, ``gain`` for MAP..., as the objectives refuse theirs (``_registry.check_options``)."""
     names = list(dict.fromkeys(parse_metric(m)[0] for m in metrics))
     values = {key: v for key, v in options.items() if key in _VALUE_DEFAULTS}
     check_options(names, given_options(values, _VALUE_DEFAULTS), value=True)
