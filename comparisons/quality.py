@@ -81,7 +81,7 @@ SYSTEMS = {
     ("catboost", "native YetiRank"): ("native", {"loss_function": "YetiRank"}),
     ("catboost", "native YetiRank MRR"): ("native", {"loss_function": "YetiRank:mode=MRR"}),
     ("catboost", "native YetiRank MAP"): ("native", {"loss_function": "YetiRank:mode=MAP"}),
-    # the CatBoost attribution (docs/reproducing.md): its gradient in the other engines, LightGBM trained
+    # the CatBoost attribution (docs/reproducing/quality.md): its gradient in the other engines, LightGBM trained
     # the way CatBoost trains, and CatBoost's own defaults switched on one at a time (TRAINING below)
     ("lightgbm", "ours catboost-lambdamart"): ("ours", "ndcg", {"preset": "catboost"}),
     ("lightgbm", "ours catboost-lambdamart (catboost-like training)"): ("ours", "ndcg", {"preset": "catboost"}),
@@ -168,7 +168,7 @@ DEFAULT_SYSTEMS = ("native lambdarank", "native rank_xendcg", "ours ndcg", "ours
                    "ours ndcg_loss2@10", "ours ndcg_loss2pp@10", "ours xendcg", "ours yetirank", "native rank:ndcg", "native rank:pairwise",
                    "native LambdaMart NDCG", "native YetiRank")
 # issue #33's objectives (softmax, ListMLE, PL-Rank-3, the YetiLoss modes) are opt-in (--objectives):
-# the documented default protocol, and the tables in README made by it, stay what they were
+# the documented default protocol, and the tables in docs/reproducing/quality.md made by it, stay what they were
 
 #: ``--objectives per-metric``: the per-metric evidence run (issue #33): each engine's default native, the
 #: YetiLoss modes (CatBoost's own as the reference), PL-Rank-3, softmax, ListMLE and the exact ΔMAP/ΔMRR/ΔERR

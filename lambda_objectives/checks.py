@@ -1,7 +1,7 @@
 """Input checks shared by every public function (and by ``reference`` and ``comparisons``).
 
 Each returns the validated array in the package's dtype or raises ``ValueError`` naming the problem
-and the first offending row; query boundaries are checked in :mod:`lambda_objectives.groups`.
+and the first offending row; query boundaries are checked in ``lambda_objectives.groups``.
 """
 
 import numbers
@@ -94,7 +94,7 @@ def check_k(k, name="k"):
 
     A ``k`` at least the length of a query's list means the whole list (the truncation
     convention of every metric here); one beyond int64 (``10**20``) is clamped to
-    :data:`K_WHOLE_LIST`, which means the same for any list, instead of overflowing in a kernel.
+    ``K_WHOLE_LIST``, which means the same for any list, instead of overflowing in a kernel.
     """
     if k is None:
         return None
@@ -215,7 +215,7 @@ def check_training_data(labels, group_ptr, weights=None, *, weights_per="row", l
 
     The one check every adapter entry point runs on what the user gave the engine (``lgb.Dataset``,
     ``xgb.DMatrix``, or the arguments of ``gradients``): ``label`` finite and non-negative
-    (:func:`check_labels`), query boundaries (:func:`~lambda_objectives.groups.check_group_ptr`), and
+    (:func:`check_labels`), query boundaries (:func:`~lambda_objectives.check_group_ptr`), and
     ``weight`` per ``weights_per`` (``"row"``: LightGBM; ``"query"``: XGBoost ranking) as in
     :func:`check_weights`. ``limit``: the magnitude at which the engine stores an infinity (LightGBM
     turns an inf label or weight into its float32 1e38 and a NaN into 0, which no later check can

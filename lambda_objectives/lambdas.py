@@ -82,7 +82,7 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
     group_ptr : array-like of shape (n_queries + 1,)
         Query boundaries.
     metric : str or ``"name@k"``
-        ``"ndcg"``, ``"err"``, ``"map"``, ``"mrr"`` (|Δmetric| of a swap), ``"ranknet"`` (weight 1),
+        ``"ndcg"``, ``"err"``, ``"map"``, ``"mrr"`` (``|Δmetric|`` of a swap), ``"ranknet"`` (weight 1),
         ``"ndcg_loss2"`` / ``"ndcg_loss2pp"`` (LambdaLoss, Wang et al. 2018; with ``k`` the
         LambdaLoss@K of Jagerman et al. 2022 as published: every pair, the @K multiplier below ``k``),
         ``"ndcg_loss2_top"`` / ``"ndcg_loss2pp_top"`` (ours: the same weights on pairs with a document

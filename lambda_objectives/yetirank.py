@@ -16,7 +16,7 @@ __all__ = ["YETIRANK_DEFAULTS", "YETIRANK_MODES", "YETIRANK_NOISES", "check_yeti
            "yetirank_catboost_loss", "yetirank_catboost_row", "yetirank_gradients"]
 
 #: CatBoost's ``YetiRank`` defaults (catboost 1.2.10: ``permutations=10``; ``decay=0.85``, read off
-#: by the probe, docs/reproducing.md; ``mode=Classic``, ``num_neighbors=1``, no ``top``,
+#: by the probe, docs/reproducing/validate.md; ``mode=Classic``, ``num_neighbors=1``, no ``top``,
 #: ``noise=Gumbel``, ``noise_power=1``: ``yetirank_helpers.cpp``)
 YETIRANK_DEFAULTS = {"permutations": 10, "decay": 0.85, "mode": "classic", "num_neighbors": 1, "top": None,
                      "noise": "gumbel", "noise_power": 1.0}

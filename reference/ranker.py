@@ -39,7 +39,7 @@ class MARTRanker(BaseEstimator):
         sampled "yetirank", whose options go in ``kernel_options`` (``beta``/``lambda_``, ``ties``...) and
         whose seed is ``random_state``), cutoff, σ
     criterion : {"se", "ole", "ole_exact"}
-        Split criterion; see :mod:`reference.splitting`.
+        Split criterion; see ``reference.splitting``.
     growth : {"best_first", "breadth_first", "depth_first"}
     num_leaves, learning_rate, n_estimators, max_bin, min_data_in_leaf, min_sum_hessian_in_leaf,
     lambda_l2, max_depth : as LightGBM's (``max_depth`` None, -1 or any value <= 0: no limit)

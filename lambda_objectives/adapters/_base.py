@@ -39,10 +39,10 @@ class CostWarning(RuntimeWarning):
 
 #: longest query (documents) above which the exact back end warns that every pair of the full list is
 #: formed: at 2,000 documents a query costs ~2 M pairs a round, where LightGBM's lambdarank (30 pairs
-#: deep) costs ~25 ms per 20,000 rows (docs/reproducing.md, "Long queries")
+#: deep) costs ~25 ms per 20,000 rows (docs/reproducing/long-lists.md, "Long queries")
 COST_WARNING_DOCS = 2000
 #: ns per pair of the full-list ΔNDCG loop at one thread, for the warning's estimate: 10–15 ns
-#: measured at 1,000–20,000 documents a query (docs/reproducing.md, "Long queries")
+#: measured at 1,000–20,000 documents a query (docs/reproducing/long-lists.md, "Long queries")
 NS_PER_PAIR = 15.0
 
 
@@ -68,7 +68,7 @@ def full_list_cost(obj, ptr):
             f"round forms every pair of each query, {n_pairs:,} pairs over this data set: about "
             f"{n_pairs * NS_PER_PAIR * 1e-9:.2g} s per round at one thread (~{NS_PER_PAIR:g} ns a pair). Pass a "
             "cut-off k (e.g. k=10: O(n·k) a query) or pair_method='mean' with num_pair_per_sample=m (m sampled "
-            "partners a document, O(n·m), unbiased for the full-list lambdas); docs/reproducing.md has the "
+            "partners a document, O(n·m), unbiased for the full-list lambdas); docs/reproducing/long-lists.md has the "
             "measured costs")
 
 

@@ -28,7 +28,7 @@ class XGBoostObjective(LambdaObjective):
     Under ``preset="xgboost"``, ``pair_method="mean"`` with ``num_pair_per_sample=m`` (XGBoost's
     ``lambdarank_pair_method`` / ``lambdarank_num_pair_per_sample``) draws the pairs XGBoost 3.0-3.3 draw
     on CPU (GCC/libstdc++ builds: the Linux wheels), which depend on the boosting round. XGBoost does not
-    tell a custom objective the round, so :attr:`iteration` counts it: 0 at construction, one more after
+    tell a custom objective the round, so ``iteration`` counts it: 0 at construction, one more after
     every engine call (not after :meth:`gradients`, which uses it as it stands). ``xgb.train`` numbers
     its rounds from 0 in *every* call, ``xgb_model=`` continuation included, and ``xgb.cv`` calls the
     objective once per fold: set ``obj.iteration = 0`` before each ``xgb.train``, or pass
@@ -58,7 +58,7 @@ class XGBoostObjective(LambdaObjective):
         return self._compute(st, predt, initial=dtrain.get_base_margin)
 
     def iteration_callback(self):
-        """An ``xgb.callback.TrainingCallback`` that sets :attr:`iteration` to the engine's own round
+        """An ``xgb.callback.TrainingCallback`` that sets ``iteration`` to the engine's own round
         number before each round (``callbacks=[obj.iteration_callback()]`` in ``xgb.train`` / ``xgb.cv``).
 
         ``pair_method="mean"`` then draws exactly what the native objective draws in every round: also

@@ -1,0 +1,126 @@
+"""The ``autoall`` directive: one API page documents one public namespace, read from its ``__all__``.
+
+A page ``docs/api/<namespace>.md`` holds (MyST's ``eval-rst``, so autodoc's output is parsed as RST)::
+
+    ```{eval-rst}
+    .. autoall:: lambda_objectives.checks
+    ```
+
+and the directive writes the module's docstring and an autodoc entry (``autoclass`` with its public
+members, ``autoexception``, ``autofunction`` or ``autodata``) for every name in the module's
+``__all__``, in its order, so a name added to ``__all__`` appears without touching the docs. A
+module without ``__all__`` gives the public names it defines itself. A class or function that another
+API page of a sub-namespace documents is listed as a link to that entry instead of twice.
+"""
+
+import importlib
+import inspect
+import re
+from pathlib import Path
+
+from docutils import nodes
+from docutils.statemachine import StringList
+from sphinx.util.docutils import SphinxDirective
+from sphinx.util.nodes import nested_parse_with_titles
+
+_PAGE = re.compile(r"^\.\. autoall::\s+(\S+)", re.M)
+# scikit-learn's metadata-routing and parameter helpers: inherited machinery, documented by scikit-learn
+_SKIP_MEMBERS = "get_metadata_routing, set_fit_request, set_score_request, set_predict_request, set_params, get_params, __init__"
+
+
+def public_names(module):
+    """The names a namespace exports: ``__all__``, or the public names it defines itself."""
+    names = getattr(module, "__all__", None)
+    if names is not None:
+        return list(names)
+    return [n for n, obj in vars(module).items()
+            if not n.startswith("_") and getattr(obj, "__module__", None) == module.__name__
+            and (inspect.isclass(obj) or inspect.isfunction(obj))]
+
+
+def api_namespaces(srcdir):
+    """Every namespace that has an API page, read from the pages themselves (``docs/api/*.md``)."""
+    found = []
+    for page in sorted((Path(srcdir) / "api").glob("*.md")):
+        found += _PAGE.findall(page.read_text(encoding="utf-8"))
+    return found
+
+
+def _documented_elsewhere(srcdir, modname):
+    """``id(obj) -> qualified name`` of the classes and functions that the API pages of ``modname``'s
+    sub-namespaces document (the deeper namespace owns the entry; the shallower one links to it)."""
+    where = {}
+    for other in api_namespaces(srcdir):
+        if not other.startswith(modname + "."):
+            continue
+        module = importlib.import_module(other)
+        for name in public_names(module):
+            obj = getattr(module, name)
+            if inspect.isclass(obj) or callable(obj):
+                where.setdefault(id(obj), f"{other}.{name}")
+    return where
+
+
+def _entry(modname, name, obj):
+    target = f"{modname}.{name}"
+    if inspect.isclass(obj) and issubclass(obj, BaseException):
+        return [f".. autoexception:: {target}", ""]
+    if inspect.isclass(obj):
+        # inherited members too (``score`` comes from a mixin), but not scikit-learn's own
+        return [f".. autoclass:: {target}", "   :members:", "   :inherited-members: BaseEstimator, object",
+                f"   :exclude-members: {_SKIP_MEMBERS}", ""]
+    if callable(obj):
+        return [f".. autofunction:: {target}", ""]
+    return [f".. autodata:: {target}", ""]
+
+
+class AutoAll(SphinxDirective):
+    """``.. autoall:: module``: the module's docstring, then every name of its ``__all__``."""
+
+    required_arguments = 1
+    has_content = False
+
+    def run(self):
+        modname = self.arguments[0]
+        module = importlib.import_module(modname)
+        self.env.note_dependency(inspect.getsourcefile(module))
+        elsewhere = _documented_elsewhere(self.env.srcdir, modname)
+        lines = [f".. automodule:: {modname}", "   :no-members:", ""]
+        linked = []
+        for name in public_names(module):
+            obj = getattr(module, name)
+            if (inspect.isclass(obj) or callable(obj)) and id(obj) in elsewhere:
+                linked.append((name, elsewhere[id(obj)]))
+                continue
+            lines += _entry(modname, name, obj)
+        if linked:
+            # a short entry under this namespace's name too, so a reference to it resolves
+            lines += [".. rubric:: Also here, documented in their own namespace", ""]
+            for name, target in linked:
+                kind = "class" if inspect.isclass(getattr(module, name)) else "function"
+                lines += [f".. py:{kind}:: {name}", f"   :module: {modname}", "   :no-contents-entry:", "",
+                          f"   The same object as :py:obj:`{target}`.", ""]
+        container = nodes.container()
+        nested_parse_with_titles(self.state, StringList(lines, source=f"autoall:{modname}"), container)
+        return container.children
+
+
+def _no_type_docstring(app, what, name, obj, options, lines):
+    """A constant without a ``#:`` comment of its own: drop its type's docstring (a dtype's, a dict's)."""
+    if what in ("data", "attribute") and not inspect.isclass(obj) and not callable(obj):
+        text = "\n".join(lines).strip()
+        for cls in type(obj).__mro__:
+            doc = cls.__dict__.get("__doc__")
+            if isinstance(doc, str) and text and text == inspect.cleandoc(doc).strip():
+                lines.clear()
+                return
+        doc = inspect.getdoc(obj)
+        if isinstance(doc, str) and text and text == doc.strip():
+            lines.clear()
+
+
+def setup(app):
+    app.add_directive("autoall", AutoAll)
+    # before numpydoc (priority 500) rewrites the lines, so they still read as the type wrote them
+    app.connect("autodoc-process-docstring", _no_type_docstring, priority=100)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
