@@ -217,7 +217,7 @@ def check_training_data(labels, group_ptr, weights=None, *, weights_per="row", l
     ``xgb.DMatrix``, or the arguments of ``gradients``): ``label`` finite and non-negative
     (:func:`check_labels`), query boundaries (:func:`~lambda_objectives.check_group_ptr`), and
     ``weight`` per ``weights_per`` (``"row"``: LightGBM; ``"query"``: XGBoost ranking) as in
-    :func:`check_weights`. ``limit``: the magnitude at which the engine stores an infinity (LightGBM
+    :func:`~lambda_objectives.checks.check_weights`. ``limit``: the magnitude at which the engine stores an infinity (LightGBM
     turns an inf label or weight into its float32 1e38 and a NaN into 0, which no later check can
     see). Returns float64 labels, int64 boundaries and float64 weights (or ``None``).
     """

@@ -9,8 +9,9 @@ A page ``docs/api/<namespace>.md`` holds (MyST's ``eval-rst``, so autodoc's outp
 and the directive writes the module's docstring and an autodoc entry (``autoclass`` with its public
 members, ``autoexception``, ``autofunction`` or ``autodata``) for every name in the module's
 ``__all__``, in its order, so a name added to ``__all__`` appears without touching the docs. A
-module without ``__all__`` gives the public names it defines itself. A class or function that another
-API page of a sub-namespace documents is listed as a link to that entry instead of twice.
+module without ``__all__`` gives the public names it defines itself. A class or function that several
+namespaces export is described once, in the shallowest of them (:func:`_owners`); the others give a
+short entry under their own name that links to it.
 """
 
 import importlib
@@ -46,19 +47,20 @@ def api_namespaces(srcdir):
     return found
 
 
-def _documented_elsewhere(srcdir, modname):
-    """``id(obj) -> qualified name`` of the classes and functions that the API pages of ``modname``'s
-    sub-namespaces document (the deeper namespace owns the entry; the shallower one links to it)."""
-    where = {}
-    for other in api_namespaces(srcdir):
-        if not other.startswith(modname + "."):
-            continue
-        module = importlib.import_module(other)
+def _owners(srcdir):
+    """``id(obj) -> "namespace.name"``: where each class or function exported by an API page is documented.
+
+    One entry per object, so no object is described twice: the shallowest namespace that exports it owns
+    it (the top level's everyday names are documented where users call them from), ties broken by name.
+    """
+    owners = {}
+    for ns in sorted(api_namespaces(srcdir), key=lambda n: (n.count("."), n)):
+        module = importlib.import_module(ns)
         for name in public_names(module):
             obj = getattr(module, name)
             if inspect.isclass(obj) or callable(obj):
-                where.setdefault(id(obj), f"{other}.{name}")
-    return where
+                owners.setdefault(id(obj), f"{ns}.{name}")
+    return owners
 
 
 def _entry(modname, name, obj):
@@ -84,18 +86,19 @@ class AutoAll(SphinxDirective):
         modname = self.arguments[0]
         module = importlib.import_module(modname)
         self.env.note_dependency(inspect.getsourcefile(module))
-        elsewhere = _documented_elsewhere(self.env.srcdir, modname)
+        owners = _owners(self.env.srcdir)
         lines = [f".. automodule:: {modname}", "   :no-members:", ""]
         linked = []
         for name in public_names(module):
             obj = getattr(module, name)
-            if (inspect.isclass(obj) or callable(obj)) and id(obj) in elsewhere:
-                linked.append((name, elsewhere[id(obj)]))
+            owner = owners.get(id(obj), f"{modname}.{name}") if inspect.isclass(obj) or callable(obj) else None
+            if owner is not None and owner != f"{modname}.{name}":
+                linked.append((name, owner))
                 continue
             lines += _entry(modname, name, obj)
         if linked:
             # a short entry under this namespace's name too, so a reference to it resolves
-            lines += [".. rubric:: Also here, documented in their own namespace", ""]
+            lines += [".. rubric:: Also here, documented where they are described in full", ""]
             for name, target in linked:
                 kind = "class" if inspect.isclass(getattr(module, name)) else "function"
                 lines += [f".. py:{kind}:: {name}", f"   :module: {modname}", "   :no-contents-entry:", "",
