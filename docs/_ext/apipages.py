@@ -122,7 +122,55 @@ def _no_type_docstring(app, what, name, obj, options, lines):
             lines.clear()
 
 
+def _importable(name, context):
+    """Whether ``name`` (absolute, or relative to the package ``context`` or its parents) is a module."""
+    import importlib.util
+
+    candidates = [name]
+    while context:
+        candidates.append(f"{context}.{name}")
+        context = context.rpartition(".")[0]
+    for candidate in candidates:
+        try:
+            if importlib.util.find_spec(candidate) is not None:
+                return True
+        except (ImportError, ValueError):
+            continue
+    return False
+
+
+def _resolve_by_name(app, env, node, contnode):
+    """A Python cross reference that names no documented object as written (``:func:`check_group_ptr```
+    in a docstring rendered on another namespace's page, or an object's old dotted path) resolves to the
+    documented object whose dotted name ends with the same name (for an old dotted path: the same last
+    name), the shallowest when several do. A module reference to a real module without a page (a
+    private one) is its name, unlinked. Anything else stays unresolved, so the strict build fails on it."""
+    if node.get("refdomain") != "py":
+        return None
+    from sphinx.util.nodes import make_refnode
+
+    domain = env.get_domain("py")
+    target = node["reftarget"].lstrip("~.")
+    if node.get("reftype") == "mod":
+        table = {name: (mod.docname, mod.node_id) for name, mod in domain.modules.items()}
+    else:
+        table = {name: (obj.docname, obj.node_id) for name, obj in domain.objects.items() if not obj.aliased}
+    def ending(tail):
+        return sorted((name for name in table if name == tail or name.endswith("." + tail)),
+                      key=lambda name: (name.count("."), name))
+
+    # as written; then an old dotted path (``lambda_objectives.probe_catboost``) by its last name
+    found = ending(target) or ("." in target and ending(target.rsplit(".", 1)[1]))
+    if not found:
+        if node.get("reftype") == "mod" and _importable(target, node.get("py:module")):
+            return contnode  # a real module without a page of its own (a private one): its name, unlinked
+        return None
+    docname, node_id = table[found[0]]
+    return make_refnode(app.builder, node["refdoc"], docname, node_id, contnode, found[0])
+
+
 def setup(app):
+    app.connect("missing-reference", _resolve_by_name)
     app.add_directive("autoall", AutoAll)
     # before numpydoc (priority 500) rewrites the lines, so they still read as the type wrote them
     app.connect("autodoc-process-docstring", _no_type_docstring, priority=100)
