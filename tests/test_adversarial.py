@@ -882,3 +882,71 @@ def test_dask_bad_input(name, i):
     pytest.importorskip("dask")
     fn, pattern = DASK_CASES[name][i]
     expect_error(fn, pattern)
+
+
+# --------------------------------------------------------------------------------------------------
+# click simulation (issue #45): the kernel cases in its (labels, scores, group_ptr) order, then its options
+# --------------------------------------------------------------------------------------------------
+
+#: the kernel cases whose answer differs for the simulator: an empty query shows nothing (allowed)
+CLICK_OK = {"empty_query", "zero_rows", "huge_scores", "float_group_ptr", "huge_grade"}
+
+CLICKS_CASES = {
+    "simulate_clicks": [
+        (dict(model="ubm"), r"unknown model 'ubm'"),
+        (dict(preset="nope"), r"unknown preset 'nope'"),
+        (dict(model="dbn", eta=1.0), r"eta is not read by model 'dbn'"),
+        (dict(preset="xgboost-demo", epsilon=0.2), r"epsilon is not read when click_prob"),
+        (dict(examination=[1.0, 0.5, np.nan]), r"examination must lie in \(0, 1\], entry 2"),
+        (dict(examination=[1.0, -0.5, 0.1]), r"examination must lie in \(0, 1\], entry 1"),
+        (dict(examination=[[1.0, 0.5, 0.1]]), r"examination must be a non-empty 1-D"),
+        (dict(examination=["a", "b", "c"]), r"examination must be numeric"),
+        (dict(click_prob=[0.1, 0.5, np.inf]), r"click_prob must lie in \[0, 1\], entry 2"),
+        (dict(click_prob=[0.1, 0.5]), r"grades 0\.\.1 for click_prob.*row 0 is 2"),
+        (dict(model="dbn", satisfaction=[0.0, 0.5]), r"grades 0\.\.1 for satisfaction"),
+        (dict(model="dbn", gamma=1.5), r"gamma must be a probability"),
+        (dict(model="cascade", stop_after_click=-1), r"stop_after_click must be a probability"),
+        (dict(epsilon="0.1"), r"epsilon must be a probability"),
+        (dict(eta=True), r"eta must be a finite number"),
+        (dict(top_k=-3), r"top_k must be a positive integer"),
+        (dict(top_k=True), r"top_k must be a positive integer"),
+        (dict(seed=-5), r"seed must be an integer >= 0"),
+        (dict(seed=np.nan), r"seed must be an integer"),
+        (dict(max_label=1), r"must not exceed max_label=1, row 0"),
+        (dict(max_label=-1), r"max_label must be a non-negative integer"),
+        (dict(query_ids=[1, 1]), r"queries 0 and 1 both have 1"),
+        (dict(query_ids=[0.5, 1.5]), r"query_ids must be integers"),
+        (dict(query_ids=[0, 1, 2]), r"one id per query \(2\)"),
+    ],
+}
+
+
+def test_clicks_table_is_complete():
+    _family_calls("clicks", CLICKS_CASES)
+
+
+@pytest.mark.parametrize("case", KERNEL_CASES, ids=[c[0] for c in KERNEL_CASES])
+def test_clicks_kernel_cases(case):
+    name, s, y, p, outcome = case
+    if name in ("labels_too_short",):
+        outcome = r"length|label"
+    if name not in CLICK_OK:
+        expect_error(lo.simulate_clicks, outcome.replace("|s1", ""), y, s, p)
+        return
+    log = call_unmutated(lo.simulate_clicks, y, s, p, seed=3)
+    assert log.positions.shape == np.shape(y) and set(np.unique(log.clicks)) <= {0, 1}
+    assert np.all(np.isfinite(log.examination_prob)) and np.all(np.isfinite(log.click_prob))
+    if name == "huge_scores":  # 1e300 × scores rank as the scores: the same impression
+        same = lo.simulate_clicks(Y, S, P, seed=3)
+        np.testing.assert_array_equal(log.positions, same.positions)
+        np.testing.assert_array_equal(log.clicks, same.clicks)
+
+
+@pytest.mark.parametrize("name,i", [(n, i) for n, cases in CLICKS_CASES.items() for i in range(len(cases))])
+def test_clicks_bad_options(name, i):
+    kwargs, pattern = CLICKS_CASES[name][i]
+    expect_error(lo.simulate_clicks, pattern, Y, S, P, **kwargs)
+
+
+def test_clicks_fractional_grades_refused():
+    expect_error(lo.simulate_clicks, r"integer relevance grades.*row 1", np.where(np.arange(6) == 1, 0.5, Y), S, P)

@@ -247,13 +247,11 @@ def simulate_clicks(labels, scores, group_ptr, *, model=None, top_k=_UNSET, eta=
         opts.update(epsilon=eps, max_label=int(ymax))
     if model == "dbn" and "satisfaction" not in opts:
         opts["max_label"] = int(ymax)
-    params = {"top_k": k, **{o: (list(map(float, v)) if isinstance(v, (tuple, list, np.ndarray)) else v)
-                              for o, v in opts.items()}}
 
     theta = None
     if model == "pbm":
         eta_v = _nonneg(opts.get("eta", _DEFAULTS["eta"]), "eta")
-        params["eta"] = eta_v
+        opts["eta"] = eta_v
         if "examination" in opts:
             curve = _prob_table(opts["examination"], "examination", low_open=True)
             if curve.shape[0] < shown_len:
@@ -275,6 +273,9 @@ def simulate_clicks(labels, scores, group_ptr, *, model=None, top_k=_UNSET, eta=
             s_row = _gain_ratio(y, ymax, minus_one=False)
         g_const = _prob(opts.get("gamma", _DEFAULTS["gamma"]), "gamma")
 
+    # every option validated above: the record of what ran
+    params = {"top_k": k, **{o: (np.asarray(v, dtype=np.float64).tolist() if np.ndim(v) else v)
+                              for o, v in opts.items()}}
     positions = np.full(n, -1, dtype=np.int64)
     clicks = np.zeros(n, dtype=np.int64)
     examined = np.zeros(n, dtype=np.int64)
