@@ -352,8 +352,10 @@ def lgb_test_markdown(summary, a, folder):
           "ties in file order; `simulate_clicks(preset='lightgbm-test')`: every row shown, cascade, p(click | grade "
           "0..4) = 0.4/0.6/0.7/0.8/0.9, leave with 0.2 after each examined row), one click stream per query and "
           f"seed; {LGB_TEST_ROUNDS} rounds with the test's parameters ({LGB_TEST}); test NDCG@3 of rank.test on the "
-          "TRUE labels, LightGBM convention (gain 2^y − 1, a query without relevant documents scores 1; LightGBM's "
-          "own `ndcg@3` equals ours on every LightGBM row). LightGBM's test asserts position-aware ≥ plain + 0.03.",
+          "TRUE labels, LightGBM convention (gain 2^y − 1, a query without relevant documents scores 1); LightGBM's "
+          "own `ndcg@3` equals ours on every LightGBM row: "
+          f"{'yes' if all(v['engine_agrees'] for v in summary.values()) else 'NO'}). "
+          "LightGBM's test asserts position-aware ≥ plain + 0.03 (one click draw, Python's `random.seed(10)`).",
           "", "| ranker | NDCG@3 mean [95 % CI] | minus plain lambdarank [95 % CI] | seeds with gap ≥ 0.03 |",
           "|---|---:|---:|---:|"]
     for n, v in summary.items():
