@@ -41,11 +41,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ._cli import convention_arg, csv_arg, dataset_name, folds_arg, grid_args, positive_int
+from ._cli import convention_arg, csv_arg, dataset_name, folds_arg, grid_args, open_fraction, positive_int
 from ._data import DATA_HELP, load_fold, resolve_data
 from ._machine import log, machine_record
 from ._runner import run_grid
-from ._stats import holm, mde, sign_flip_pvalue, t_interval
+from ._stats import holm_families, power_by_data, sign_flip_pvalue, t_interval
 from .runstore import RunStore
 
 METRICS = ("ndcg@3", "ndcg@10", "err@10", "map@10", "mrr@10")
@@ -397,19 +397,8 @@ def summarise(results, alpha=0.05):
                 row[m + " n"] = int(diffs.size)
                 row[m + " p"] = sign_flip_pvalue(diffs)
         rows.append(row)
-    for family in ([PRIMARY], [m for m in METRICS if m != PRIMARY]):
-        tested = [(i, m) for i, r in enumerate(rows) for m in family if m + " p" in r]
-        for (i, m), p in zip(tested, holm([rows[i][m + " p"] for i, m in tested]) if tested else []):
-            rows[i][m + " p_holm"] = float(p)
-            rows[i][m + " significant"] = bool(p < alpha)
-    family = sum(PRIMARY + " p" in r for r in rows)
-    power = {}
-    for data in sorted({r["data"] for r in rows}):
-        sds = [r[PRIMARY + " sd"] for r in rows if r["data"] == data and np.isfinite(r.get(PRIMARY + " sd", np.nan))]
-        n = max([r[PRIMARY + " n"] for r in rows if r["data"] == data and PRIMARY + " n" in r], default=0)
-        sd = float(np.median(sds)) if sds else float("nan")
-        power[data] = {"sd": sd, "n_queries": n, "mde": mde(sd, n, alpha),
-                       "mde_holm": mde(sd, n, alpha / max(family, 1)), "family": family}
+    family = holm_families(rows, PRIMARY, METRICS, alpha)
+    power = power_by_data(rows, PRIMARY, family, alpha)
     return rows, power
 
 
@@ -470,7 +459,7 @@ def add_arguments(p):
     p.add_argument("--biases", type=csv_arg(BIASES), default=list(BIASES), help="our bias= options (comma list)")
     p.add_argument("--top-k", type=positive_int, default=10, help="positions shown per query")
     p.add_argument("--sessions", type=positive_int, default=4, help="impressions of each clicked query")
-    p.add_argument("--log-fraction", type=_fraction, default=0.05,
+    p.add_argument("--log-fraction", type=open_fraction, default=0.05,
                    help="share of the training queries the logging ranker is trained on (at least 3 queries)")
     p.add_argument("--rounds", type=positive_int, default=None, help="boosting rounds (default 100; 30 with --quick)")
     p.add_argument("--seeds", type=positive_int, default=2, help="seeds per fold (click log and training)")
@@ -489,18 +478,6 @@ def _eta(text):
     v = float(text)
     if not (v >= 0 and np.isfinite(v)):
         raise ValueError(f"η must be a finite number >= 0, got {text!r}")
-    return v
-
-
-def _fraction(text):
-    import argparse
-
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
-    if not 0 < v < 1:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}")
     return v
 
 
