@@ -1380,3 +1380,25 @@ def test_xgboost_unbiased_preset_same_bits_at_one_and_two_threads(click_sets):
     np.testing.assert_array_equal(out[0][0], out[1][0])
     np.testing.assert_array_equal(out[0][1][0], out[1][1][0])
     np.testing.assert_array_equal(out[0][1][1], out[1][1][1])
+
+
+@pytest.mark.parametrize("regularization", [0.0, 0.1, 2.0])
+@pytest.mark.parametrize("dataset", ["mq2008", "ohsumed"])
+def test_lightgbm_additive_preset_equals_native_bit_for_bit(dataset, regularization, click_sets):
+    """preset='lightgbm', bias='additive' on a Dataset with position= is native lambdarank with those positions
+    (LightGBM 4.7): the same predictions to the bit, rows shuffled inside their queries (positions are read
+    from the Dataset, not from the row order) and weighted rows included."""
+    X, c, pos, ptr = click_sets[dataset]
+    rng = np.random.default_rng(5)
+    shuffle = np.concatenate([a + rng.permutation(b - a) for a, b in zip(ptr[:-1], ptr[1:])])
+    X, c, pos = X[shuffle], c[shuffle], pos[shuffle]
+    w = rng.uniform(0.5, 2.0, len(c))
+    params = {**LGB_PARAMS, "learning_rate": 0.15, "lambdarank_position_bias_regularization": regularization}
+    native = lgb.train({**params, "objective": "lambdarank"},
+                       lgb.Dataset(X, c, group=np.diff(ptr), position=pos, weight=w), 15)
+    obj = LightGBMObjective("ndcg", preset="lightgbm", bias="additive", position_bias_regularization=regularization)
+    params.pop("lambdarank_position_bias_regularization")
+    ours = lgb.train({**params, "objective": obj}, lgb.Dataset(X, c, group=np.diff(ptr), position=pos, weight=w), 15)
+    np.testing.assert_array_equal(ours.predict(X), native.predict(X))
+    b = obj.position_bias_
+    assert b.shape[0] == pos.max() + 1 and np.any(b != 0.0)

@@ -90,6 +90,17 @@ class _Once:
         return self
 
 
+class _Shared(dict):
+    """What an objective shares with its copies (``lgb.train`` deep-copies the objective with its params): the
+    fitted position-bias state, readable on the object the user holds."""
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
 class LambdaObjective:
     """Shared state: options, per-data-set cache (labels, group_ptr, weights, buffers)."""
 
@@ -135,6 +146,7 @@ class LambdaObjective:
         self.kernel_options = dict(kernel_options)
         self._set_bias(bias, propensities, bias_norm, position_bias_regularization, positions, learning_rate)
         self._cost_warned = _Once()
+        self._fitted = _Shared()
         self._slots = {}
         self.n_calls = 0
         #: the boosting round of the next engine call (preset="xgboost", pair_method="mean" draws by it): 0
@@ -365,9 +377,27 @@ class LambdaObjective:
         """After an engine's round: the estimated bias state, readable as ``bias_factors_`` (``"pairwise"``:
         ``(t⁺, t⁻)`` per position) or ``position_bias_`` (``"additive"``: ``b`` per position)."""
         if self.bias == "pairwise" and "ti" in st:
-            self.bias_factors_ = (st["ti"].copy(), st["tj"].copy())
+            self._fitted["bias_factors_"] = (st["ti"].copy(), st["tj"].copy())
         elif self.bias == "additive":
-            self.position_bias_ = st["b"].astype(np.float64)
+            self._fitted["position_bias_"] = st["b"].astype(np.float64)
+
+    def _fitted_value(self, name, bias):
+        if self.bias != bias:
+            raise AttributeError(f"{name} is the state of bias={bias!r}; this objective has bias={self.bias!r}")
+        if name not in self._fitted:
+            raise AttributeError(f"{name} is set by training (the engine's first call of the objective)")
+        return self._fitted[name]
+
+    @property
+    def bias_factors_(self):
+        """``(t_plus, t_minus)``: bias='pairwise''s per-position factors after the last round (float64; t⁺ at
+        the clicked/higher-labelled row's position, t⁻ at the other's; position 0 is 1 by construction)."""
+        return self._fitted_value("bias_factors_", "pairwise")
+
+    @property
+    def position_bias_(self):
+        """bias='additive''s ``b`` per display position (index = position) after the last round."""
+        return self._fitted_value("position_bias_", "additive")
 
     def gradients(self, scores, labels, group_ptr, weight=None, positions=None):
         """Gradients and Hessians (float32 arrays) for ``scores`` outside any engine.
