@@ -32,6 +32,25 @@ def _lgb_hess_threshold(params):
     return 1e-3
 
 
+_LEARNING_RATE = ("learning_rate", "shrinkage_rate", "eta")
+
+
+def _lgb_learning_rate(params):
+    """LightGBM's ``learning_rate`` (or an alias) from the training parameters ``lgb.train`` copies onto the
+    Dataset; 0.1 (LightGBM's default) when none is given."""
+    for key in _LEARNING_RATE:
+        if params and key in params:
+            return float(params[key])
+    return 0.1
+
+
+def _lgb_positions(dataset):
+    """The Dataset's ``position=`` as the user gave it (``get_position``), or ``None``."""
+    get = getattr(dataset, "get_position", None)
+    pos = get() if get is not None else None
+    return None if pos is None or len(pos) == 0 else np.asarray(pos)
+
+
 def check_whole_queries(dataset):
     """Raise ``ValueError`` when ``dataset`` is a row subset that cuts queries of its parent.
 
@@ -106,12 +125,19 @@ class LightGBMObjective(LambdaObjective):
                 raise ValueError("the LightGBM Dataset has no group: pass group=sizes to lgb.Dataset")
             if getattr(train_data, "_lo_whole_queries", None) is not True:
                 check_whole_queries(train_data)
+            params = getattr(train_data, "params", None)
+            positions = _lgb_positions(train_data) if self.bias is not None else None
+            if positions is not None and self.positions is not None:
+                raise ValueError("the Dataset has position= and the objective positions=: pass the display "
+                                 "positions once")
             st = self._state(train_data, train_data.get_label(), bounds, train_data.get_weight(),
-                             _lgb_hess_threshold(getattr(train_data, "params", None)))
+                             _lgb_hess_threshold(params), positions=positions,
+                             learning_rate=_lgb_learning_rate(params) if self.bias == "additive" else None)
             return self._compute(st, preds, initial=train_data.get_init_score)
         y_true, y_pred = preds, train_data  # LGBMRanker path
         if group is None:
             raise ValueError("LGBMRanker passed no group to the objective: fit(..., group=sizes)")
+        # LGBMRanker does not tell the objective its learning_rate: bias='additive' needs learning_rate= here
         st = self._state(_SKLEARN_CALL, y_true, sizes_to_ptr(group, len(y_true)), weight, 1e-3)
         return self._compute(st, y_pred)
 

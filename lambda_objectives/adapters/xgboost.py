@@ -68,8 +68,9 @@ class XGBoostObjective(LambdaObjective):
         xgb = require("xgboost")
         return _iteration_sync(xgb)(self)
 
-    def _prepare(self, labels, group_ptr, weights, hess_threshold, from_engine=True):
-        st = super()._prepare(labels, group_ptr, weights, hess_threshold, from_engine)
+    def _prepare(self, labels, group_ptr, weights, hess_threshold, from_engine=True, positions=None,
+                 learning_rate=None):
+        st = super()._prepare(labels, group_ptr, weights, hess_threshold, from_engine, positions, learning_rate)
         # the exact back end (and YetiRank under preset="catboost", the same computation) takes row weights
         if (self.preset is None or self.metric == "yetirank") and st["doc_w"] is not None:
             # validated per query (checks.check_training_data)
