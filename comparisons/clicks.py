@@ -116,17 +116,17 @@ def working_biases(wanted=BIASES):
     return out
 
 
-def rankers(engines, metrics, biases):
+def rankers(engines, metrics, biases, parity=False):
     """``[(engine, name, spec)]``: per engine its naive ranker (the baseline of the paired tests), its
     native debiasing, ours (``("ours", metric, bias)`` for each working ``bias=``, and the engine's own debiasing
-    through our parity preset, ``("ours", "ndcg", bias, preset)``) and the skyline."""
+    through our parity preset, ``("ours", "ndcg", bias, preset)``, with ``parity``) and the skyline."""
     out = []
     for e in engines:
         native = "lambdarank" if e == "lightgbm" else "rank:ndcg"
         out.append((e, f"naive {native}", ("naive",)))
         out.append((e, f"native {native} + " + ("position" if e == "lightgbm" else "lambdarank_unbiased"),
                     ("native",)))
-        if biases:  # the engine's own debiasing through our objective: its parity preset (same model)
+        if biases and parity:  # the engine's own debiasing through our objective: its parity preset (same model)
             preset, b = ("lightgbm", "additive") if e == "lightgbm" else ("xgboost", "pairwise")
             out.append((e, f"ours ndcg preset={preset} bias={b}", ("ours", "ndcg", b, preset)))
         for m in metrics:
@@ -495,6 +495,9 @@ def add_arguments(p):
     p.add_argument("--metrics", type=csv_arg(), default=["ndcg@10"],
                    help="our objectives trained with each bias= (comma list of objective names)")
     p.add_argument("--biases", type=csv_arg(BIASES), default=list(BIASES), help="our bias= options (comma list)")
+    p.add_argument("--parity", action="store_true",
+                   help="also the engines' own debiasing through our parity presets (preset=lightgbm bias=additive, "
+                        "preset=xgboost bias=pairwise), which must equal the native rows")
     p.add_argument("--top-k", type=positive_int, default=10, help="positions shown per query")
     p.add_argument("--sessions", type=positive_int, default=4, help="impressions of each clicked query")
     p.add_argument("--log-fraction", type=open_fraction, default=0.05,
@@ -552,7 +555,7 @@ def run(a):
     biases = working_biases(a.biases)
     if not biases:
         log("no bias= option of ours works in this installation: the 'ours' rankers are left out")
-    chosen = [[e, n, list(s)] for e, n, s in rankers(a.engines, a.metrics if biases else [], biases)]
+    chosen = [[e, n, list(s)] for e, n, s in rankers(a.engines, a.metrics if biases else [], biases, a.parity)]
     configs = [{"data": key, "data_label": label, "fold": f, "click": c, "seed": s, "rankers": chosen,
                 "rounds": rounds, "top_k": a.top_k, "sessions": a.sessions, "log_fraction": a.log_fraction,
                 "convention": a.convention}
