@@ -458,10 +458,11 @@ def _plot(rows, datasets, path):
             if r["data"] == label and r["click"].startswith("pbm η="):
                 pts.setdefault(r["ranker"], []).append((float(r["click"].split("=")[1]), 100 * r[PRIMARY],
                                                         r.get(PRIMARY + " significant") and r[PRIMARY + " diff"]))
-        for ranker, p in sorted(pts.items()):
+        colors = plt.get_cmap("tab20").colors  # more rankers than tab10's ten colours
+        for i, (ranker, p) in enumerate(sorted(pts.items())):
             p.sort()
             style = "--" if "skyline" in ranker or "logging" in ranker else "-"
-            color = None if "xgboost" in ranker else None
+            color = colors[i % len(colors)]
             line, = ax.plot([x for x, _, _ in p], [v for _, v, _ in p], style, marker="o", ms=4, label=ranker,
                             color=color)
             for x, v, sig in p:  # a filled triangle: significantly different from the naive ranker (Holm)
