@@ -1402,3 +1402,93 @@ def test_lightgbm_additive_preset_equals_native_bit_for_bit(dataset, regularizat
     np.testing.assert_array_equal(ours.predict(X), native.predict(X))
     b = obj.position_bias_
     assert b.shape[0] == pos.max() + 1 and np.any(b != 0.0)
+
+
+def _click_data(n_queries=25, seed=7):
+    from lambda_objectives import make_ranking
+
+    d = make_ranking(n_queries, docs_per_query=(2, 15), n_features=4, seed=seed)
+    rng = np.random.default_rng(seed)
+    pos = np.concatenate([rng.permutation(m) for m in d.group])
+    clicks = ((rng.random(len(d.y)) < 1.0 / (1.0 + pos)) & (d.y > 0)).astype(float)
+    return d.X, clicks, d.group_ptr, pos
+
+
+_BIAS_KW = {"ips": dict(propensities=1.0 / (1.0 + np.arange(15))), "pairwise": dict(bias_norm=0.5),
+            "additive": dict(position_bias_regularization=0.1)}
+
+
+@pytest.mark.parametrize("bias", ["ips", "pairwise", "additive"])
+@pytest.mark.parametrize("metric", ["ndcg", "err", "map", "mrr", "ranknet", "ndcg_loss2", "ndcg_loss2pp"])
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_exact_bias_in_both_engines_is_lambda_gradients_round_by_round(engine, metric, bias):
+    """preset=None with every bias=: each round's gradients are lambda_gradients' with the bias state carried
+    from the previous round (replayed from the engine's own scores), and the fitted state is the replay's;
+    the same bits at 1 and 2 threads."""
+    from lambda_objectives import lambda_gradients
+
+    X, c, ptr, pos = _click_data()
+    runs = []
+    for threads in (1, 2):
+        cls = LightGBMObjective if engine == "lightgbm" else XGBoostObjective
+        extra = {"learning_rate": 0.2} if engine == "xgboost" and bias == "additive" else {}
+        obj = cls(metric, bias=bias, n_threads=threads, positions=pos, **_BIAS_KW[bias], **extra)
+        seen = []
+
+        def f(preds, data, obj=obj, seen=seen):
+            seen.append(np.array(preds, dtype=np.float64))
+            g, h = obj(preds, data)
+            seen.append((g.copy(), h.copy()))
+            return g, h
+
+        if engine == "lightgbm":
+            ds = lgb.Dataset(X, c, group=np.diff(ptr), position=pos)
+            model = lgb.train({"objective": f, "learning_rate": 0.2, "num_threads": threads, "verbose": -1,
+                               "min_data_in_leaf": 2, "num_leaves": 7}, ds, 3)
+            pred = model.predict(X)
+        else:
+            dm = xgb.DMatrix(X, c, group=np.diff(ptr))
+            model = xgb.train({"base_score": 0.0, "eta": 0.2, "nthread": threads, "max_depth": 3}, dm, 3, obj=f)
+            pred = model.predict(dm, output_margin=True)
+        runs.append((pred, seen, obj))
+    np.testing.assert_array_equal(runs[0][0], runs[1][0])
+    _, seen, obj = runs[0]
+    state = None
+    for r in range(3):
+        scores, (g, h) = seen[2 * r], seen[2 * r + 1]
+        kw = dict(_BIAS_KW[bias])
+        if bias == "additive":
+            kw["learning_rate"] = 0.2
+        res = lambda_gradients(scores, c, ptr, metric, bias=bias, positions=pos, bias_state=state, **kw)
+        if bias == "additive":  # the engine's step reads its float32 gradients
+            np.testing.assert_allclose(g, res[0], rtol=1e-6, atol=1e-7)
+            state = res[-1]
+            continue
+        np.testing.assert_array_equal(g, np.float32(res[0]))
+        np.testing.assert_array_equal(h, np.float32(res[1]))
+        state = res[-1] if bias == "pairwise" else None
+    if bias == "pairwise":
+        np.testing.assert_array_equal(obj.bias_factors_[0], state[0])
+        np.testing.assert_array_equal(obj.bias_factors_[1], state[1])
+        assert np.any(state[0] != 1.0)
+    elif bias == "additive":
+        np.testing.assert_allclose(obj.position_bias_, state, rtol=1e-5, atol=1e-7)
+        assert np.any(obj.position_bias_ != 0.0)
+
+
+@pytest.mark.parametrize("bias", ["ips", "pairwise", "additive"])
+def test_yetirank_bias_in_lightgbm_is_deterministic_and_fitted(bias):
+    X, c, ptr, pos = _click_data()
+    preds = []
+    for threads in (1, 2):
+        obj = LightGBMObjective("yetirank", bias=bias, n_threads=threads, positions=pos, **_BIAS_KW[bias])
+        ds = lgb.Dataset(X, c, group=np.diff(ptr), position=pos)
+        model = lgb.train({"objective": obj, "learning_rate": 0.2, "num_threads": threads, "verbose": -1,
+                           "min_data_in_leaf": 2, "num_leaves": 7}, ds, 3)
+        preds.append(model.predict(X))
+    np.testing.assert_array_equal(preds[0], preds[1])
+    plain = lgb.train({"objective": LightGBMObjective("yetirank"), "learning_rate": 0.2, "num_threads": 1,
+                       "verbose": -1, "min_data_in_leaf": 2, "num_leaves": 7}, lgb.Dataset(X, c, group=np.diff(ptr)), 3)
+    assert not np.array_equal(plain.predict(X), preds[0])
+    if bias == "pairwise":
+        assert obj.bias_factors_[0][0] == 1.0 and np.any(obj.bias_factors_[0] != 1.0)

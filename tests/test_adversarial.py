@@ -882,3 +882,107 @@ def test_dask_bad_input(name, i):
     pytest.importorskip("dask")
     fn, pattern = DASK_CASES[name][i]
     expect_error(fn, pattern)
+
+
+# --------------------------------------------------------------------------------------------------
+# position bias (issue #45): positions, propensities and the bias= options at the one boundary
+# --------------------------------------------------------------------------------------------------
+_BS = np.array([0.3, -0.1, 0.2, 0.5, 0.0, -0.4])
+_BY = np.array([1.0, 0.0, 0.0, 1.0, 0.0, 1.0])
+_BP = np.array([0, 3, 6])
+_POS = np.array([0, 1, 2, 0, 1, 2])
+
+
+def _lg(**kw):
+    return lambda: lo.lambda_gradients(_BS, _BY, _BP, "ndcg", **kw)
+
+
+BIAS_CASES = [
+    # positions: missing rows, negative, non-integer, NaN, out of the propensities' range, repeated in a query
+    (_lg(bias="pairwise", positions=_POS[:5]), r"positions has 5 rows.*cover 6"),
+    (_lg(bias="pairwise", positions=np.array([0, 1, -2, 0, 1, 2])), r"positions must be >= 0.*row 2 is -2"),
+    (_lg(bias="pairwise", positions=np.array([0, 1, 2.5, 0, 1, 2])), r"positions must be integers.*row 2"),
+    (_lg(bias="pairwise", positions=np.array([0, 1, np.nan, 0, 1, 2])), r"positions must be integers.*row 2"),
+    (_lg(bias="pairwise", positions=np.array(["a"] * 6)), r"positions must be integers"),
+    (_lg(bias="pairwise", positions=np.array([0, 1, 1, 0, 1, 2])), r"rows 1 and 2 of query 0.*position 1"),
+    (_lg(bias="ips", propensities=[1.0, 0.5], positions=_POS), r"positions at row 2 is 2.*propensities has 2"),
+    (_lg(bias="ips", propensities=[1.0, 0.5]), r"row 2 is 2.*propensities has 2"),  # default positions too
+    # propensities outside (0, 1]
+    (_lg(bias="ips", propensities=[1.0, 0.0, 0.5]), r"propensities must lie in \(0, 1\].*position 1 is 0.0"),
+    (_lg(bias="ips", propensities=[1.0, 1.5, 0.5]), r"propensities.*position 1 is 1.5"),
+    (_lg(bias="ips", propensities=[1.0, np.nan, 0.5]), r"propensities.*position 1"),
+    (_lg(bias="ips", propensities=[]), r"propensities must be a non-empty"),
+    (_lg(bias="ips"), r"bias='ips' needs propensities"),
+    # unknown bias names; options without their bias
+    (_lg(bias="unbiased"), r"bias must be None or one of"),
+    (_lg(bias=True), r"bias must be None or one of"),
+    (_lg(propensities=[1.0]), r"propensities= is an option of bias='ips'"),
+    (_lg(bias_norm=1.0), r"bias_norm= is an option of bias='pairwise'"),
+    (_lg(bias="ips", propensities=[1.0] * 3, bias_norm=1.0), r"bias_norm= is an option of bias='pairwise'"),
+    (_lg(position_bias_regularization=0.1), r"position_bias_regularization= is an option of bias='additive'"),
+    (_lg(positions=_POS), r"positions.*only with bias="),
+    (_lg(bias="pairwise", bias_norm=-1.0), r"bias_norm must be a finite number >= 0"),
+    (_lg(bias="additive", learning_rate=0.1, position_bias_regularization=np.inf), r"position_bias_regularization"),
+    (_lg(bias="additive"), r"needs learning_rate"),
+    (_lg(bias="additive", learning_rate=-1.0), r"learning_rate must be a finite number > 0"),
+    (_lg(bias="pairwise", bias_state=(np.ones(3), np.ones(2))), r"t_plus has 3 positions, t_minus 2"),
+    (_lg(bias="pairwise", bias_state=(np.ones(3), -np.ones(3))), r"t_minus must be >= 0, position 0"),
+    (_lg(bias="pairwise", bias_state=np.ones(3)), r"pair \(t_plus, t_minus\)"),
+    (_lg(bias="additive", learning_rate=0.1, bias_state=np.array([0.0, np.inf, 0.0])), r"bias_state.*row 1"),
+    (lambda: lo.lambda_gradients(_BS, _BY, _BP, "xendcg", bias="ips", propensities=[1.0] * 3), r"pair loop"),
+    # the adapters: the same checks, and the preset's ways
+    (lambda: lo.XGBoostObjective("ndcg", bias="bogus"), r"bias must be None or one of"),
+    (lambda: lo.XGBoostObjective("ndcg", preset="xgboost", bias="ips", propensities=[1.0]), r"preset='xgboost' has"),
+    (lambda: lo.LightGBMObjective("ndcg", preset="lightgbm", bias="pairwise"), r"preset='lightgbm' has"),
+    (lambda: lo.LightGBMObjective("ndcg", propensities=[0.5]), r"propensities= is an option of bias='ips'"),
+    (lambda: lo.LightGBMObjective("ndcg", positions=_POS), r"positions= is read only with bias="),
+    (lambda: lo.LightGBMObjective("xendcg", bias="pairwise"), r"needs one of"),
+    (lambda: lo.LightGBMObjective("ndcg", bias="ips", propensities=[1.0, 2.0]), r"position 1 is 2.0"),
+    (lambda: lo.LightGBMObjective("ndcg", learning_rate=0.1), r"learning_rate= is the step of bias='additive'"),
+    (lambda: lo.LightGBMObjective("ndcg", bias="pairwise").gradients(_BS, _BY, _BP, positions=_POS[:4]),
+     r"positions has 4 rows"),
+    (lambda: lo.LightGBMObjective("ndcg", bias="pairwise").gradients(_BS, _BY, _BP, positions=[0, 0, 1, 0, 1, 2]),
+     r"rows 0 and 1 of query 0"),
+    (lambda: lo.LightGBMObjective("ndcg", bias="ips", propensities=[1.0, 0.5]).gradients(_BS, _BY, _BP),
+     r"row 2 is 2.*propensities has 2"),
+    (lambda: lo.XGBoostObjective("ndcg", bias="additive").gradients(_BS, _BY, _BP, weight=None), None),
+]
+
+
+@pytest.mark.parametrize("i", range(len(BIAS_CASES)))
+def test_position_bias_bad_input(i):
+    fn, pattern = BIAS_CASES[i]
+    if pattern is None:  # a valid call: returns finite gradients
+        g, h = call_unmutated(fn)
+        assert np.all(np.isfinite(g)) and np.all(np.isfinite(h))
+        return
+    expect_error(fn, pattern)
+
+
+def test_position_bias_positions_from_an_engine_are_checked():
+    lgb = pytest.importorskip("lightgbm")
+    X = np.random.default_rng(0).normal(size=(6, 2))
+
+    def _ds(position):
+        return lgb.Dataset(X, _BY, group=[3, 3], position=position, params={"min_data_in_bin": 1, "verbose": -1})
+
+    obj = lo.LightGBMObjective("ndcg", bias="additive")
+    ds = _ds(np.array([0, 1, 1, 0, 1, 2]))
+    with pytest.raises(ValueError, match=r"rows 1 and 2 of query 0 are both at position 1"):
+        lgb.train({"objective": obj, "verbose": -1, "min_data_in_leaf": 1}, ds, 1)
+    for bias, kw in (("ips", {"propensities": [1.0, 0.5, 0.25]}), ("pairwise", {})):
+        with pytest.raises(ValueError, match=r"renumbers a Dataset's position="):
+            lgb.train({"objective": lo.LightGBMObjective("ndcg", bias=bias, **kw), "verbose": -1,
+                       "min_data_in_leaf": 1}, _ds(_POS), 1)
+    with pytest.raises(ValueError, match=r"positions= and the Dataset's position= disagree"):
+        lgb.train({"objective": lo.LightGBMObjective("ndcg", bias="pairwise", positions=[0, 2, 1, 0, 1, 2]),
+                   "verbose": -1, "min_data_in_leaf": 1}, _ds(_POS), 1)
+    with pytest.raises(ValueError, match=r"lambdarank_position_bias_regularization=0.5 in LightGBM's params"):
+        lgb.train({"objective": lo.LightGBMObjective("ndcg", bias="additive"), "verbose": -1, "min_data_in_leaf": 1,
+                   "lambdarank_position_bias_regularization": 0.5}, _ds(_POS), 1)
+    rk = lo.LGBMLambdaRanker("ndcg", n_estimators=1)
+    with pytest.raises(ValueError, match=r"position= is read by an objective with bias="):
+        rk.fit(X, _BY, group=[3, 3], position=_POS)
+    with pytest.raises(ValueError, match=r"position has 5 rows"):
+        lo.LGBMLambdaRanker(lo.LightGBMObjective("ndcg", bias="additive"), n_estimators=1).fit(
+            X, _BY, group=[3, 3], position=_POS[:5])
