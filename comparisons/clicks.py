@@ -104,6 +104,8 @@ def working_biases(wanted=BIASES):
     out = []
     for b in wanted:
         opts = {"bias": b, "propensities": clicked.propensities} if b == "ips" else {"bias": b}
+        if b != "additive":
+            opts["positions"] = pos
         try:
             same = np.array_equal(fit(LightGBMObjective("ndcg@10", **opts)), plain)
         except (TypeError, ValueError) as exc:
@@ -215,9 +217,9 @@ def train_ranker(engine, spec, d, rounds, seed):
 
 
 def _ours(engine, spec, d):
-    """Our objective for ``spec = ("ours", metric, bias[, preset])`` on the click log ``d``: LightGBM reads the
-    positions from its ``Dataset(position=...)`` (and its learning rate from the training parameters);
-    XGBoost gets them as ``positions=`` (the rows are in display order, so they equal each row's index in
+    """Our objective for ``spec = ("ours", metric, bias[, preset])`` on the click log ``d``: LightGBM's
+    ``bias="additive"`` reads the positions from its ``Dataset(position=...)`` (and its learning rate from
+    the training parameters), every other way gets them as ``positions=`` (the rows are in display order, so they equal each row's index in
     its query) and ``bias="additive"`` its ``eta`` as ``learning_rate=``. ``bias="ips"`` takes the click
     model's examination probability per position as ``propensities=``."""
     from lambda_objectives import LightGBMObjective, XGBoostObjective
@@ -229,10 +231,10 @@ def _ours(engine, spec, d):
     opts = {"bias": bias, "preset": preset}
     if bias == "ips":
         opts["propensities"] = d["propensities"]
-    if engine == "xgboost":
+    if engine == "xgboost" or bias != "additive":  # LightGBM's Dataset(position=) serves 'additive' only
         opts["positions"] = d["positions"]
-        if bias == "additive":
-            opts["learning_rate"] = XGBOOST["eta"]
+    if engine == "xgboost" and bias == "additive":
+        opts["learning_rate"] = XGBOOST["eta"]
     return cls(metric, **opts)
 
 

@@ -334,7 +334,7 @@ def check_propensities(propensities):
     if bad.any():
         p = int(np.flatnonzero(bad)[0])
         raise ValueError(f"propensities must lie in (0, 1] (examination probabilities), position {p} is "
-                         f"{arr[p]!r}")
+                         f"{arr[p].item()!r}")
     return arr
 
 
@@ -359,14 +359,14 @@ def check_positions(positions, group_ptr, name="positions", n_positions=None):
         bad = ~np.isfinite(arr) | (arr != np.floor(arr))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"{name} must be integers (0-based display ranks), row {i} is {arr[i]!r}")
+            raise ValueError(f"{name} must be integers (0-based display ranks), row {i} is {arr[i].item()!r}")
     neg = arr < 0
     if neg.any():
         i = int(np.flatnonzero(neg)[0])
-        raise ValueError(f"{name} must be >= 0 (0-based display ranks), row {i} is {arr[i]!r}")
+        raise ValueError(f"{name} must be >= 0 (0-based display ranks), row {i} is {arr[i].item()!r}")
     if arr.size and arr.max() >= 2 ** 62:
         i = int(np.argmax(arr))
-        raise ValueError(f"{name} at row {i} is {arr[i]!r}: too large for a display position")
+        raise ValueError(f"{name} at row {i} is {arr[i].item()!r}: too large for a display position")
     pos = np.array(arr, dtype=np.int64)
     if n_positions is not None and pos.size and pos.max() >= n_positions:
         i = int(np.flatnonzero(pos >= n_positions)[0])

@@ -191,7 +191,7 @@ def xgb_lambdarank(preds, labels, gains, discount, group_ptr, metric, inv_idcg, 
     ``pos`` the int64 display position of every row (the engine's: its index inside its query), ``ti`` /
     ``tj`` the float64 ``ti+`` / ``tj-`` of the round (``K`` = ``MaxPositionSize()`` entries), ``li`` /
     ``lj`` float64 per-row cost sums, zeroed by the caller (each query adds only to its own rows, so any
-    thread count gives the same bits); :func:`~.position_bias.xgb_update_bias` then re-estimates
+    thread count gives the same bits); :func:`~.position_bias.update_bias_factors` then re-estimates
     ``ti``/``tj``. Without ``unbiased`` those four arrays are not read.
     """
     n_q = group_ptr.shape[0] - 1

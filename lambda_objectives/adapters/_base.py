@@ -204,7 +204,7 @@ class LambdaObjective:
         if self.bias in ("ips", "pairwise") and self.preset is None:
             row = reg.REGISTRY.get(self.metric) if isinstance(self.metric, str) else None
             if row is None or not (row.lambdas or row.name == "yetirank"):
-                raise ValueError(f"bias={self.bias!r} weights pairs, so it needs a pair objective "
+                raise ValueError(f"bias={self.bias!r} weights the pairs of a pair loop, so it needs one of "
                                  f"{reg.names('lambdas') + ('yetirank',)}, not {self.metric!r}; bias='additive' "
                                  "works with any objective")
 

@@ -34,13 +34,13 @@ import numpy as np
 from .._config import ENGINE_FLOAT, FLOAT
 from .._kernels import lightgbm as lgb_kernels
 from .._kernels import xgboost as xgb_kernels
-from .._kernels.position_bias import xgb_update_bias
+from .._kernels.position_bias import update_bias_factors
 from .._kernels.ranking import discount_table, document_gains, gain_table
 from .._registry import REGISTRY
 from .._kernels import xendcg as xendcg_kernels
 from ..catboost_gradients import _check_options as check_catboost_options
 from ..catboost_gradients import catboost_lambdamart_gradients
-from ..lambdas import lambda_gradients
+from ..lambdas import bias_arrays, bias_update, lambda_gradients
 from ..xendcg import xendcg_gradients
 from ..plrank import plrank_gradients
 from ..yetirank import yetirank_gradients
@@ -91,19 +91,34 @@ def _compute_exact(obj, st, scores):
         g64[:], h64[:] = xendcg_gradients(s, st["labels"], st["ptr"], gammas=st["rng"].random(st["n"]),
                                           n_threads=obj.n_threads)
     elif obj.metric == "yetirank":
+        arrays = None
+        if obj.bias in ("ips", "pairwise"):  # each drawn pair's weight times its position-bias factors
+            arrays, factors = bias_arrays(obj.bias, {"propensities": obj.propensities}, st["pos"], st.get("factors"))
         yetirank_gradients(s, st["labels"], st["ptr"], iteration=st["round"], out=(g64, h64), n_threads=obj.n_threads,
-                           **st["yetirank"])
+                           _bias=arrays, **st["yetirank"])
         st["round"] += 1
+        if obj.bias == "pairwise":
+            st["factors"] = bias_update(arrays, factors, st["pos"], obj.bias_norm)
+            st["ti"], st["tj"] = st["factors"]
     elif obj.metric == "plrank":
         plrank_gradients(s, st["labels"], st["ptr"], k=obj.k, iteration=st["round"], out=(g64, h64),
                          n_threads=obj.n_threads, **obj.kernel_options)
-    elif "round" in st:  # sampled pairs: fresh draws every round
-        lambda_gradients(s, st["labels"], st["ptr"], obj.metric, obj.k, obj.sigma, iteration=st["round"],
-                         out=(g64, h64), n_threads=obj.n_threads, **_exact_options(obj, st))
-        st["round"] += 1
     else:
-        lambda_gradients(s, st["labels"], st["ptr"], obj.metric, obj.k, obj.sigma,
-                         out=(g64, h64), n_threads=obj.n_threads, **_exact_options(obj, st))
+        opts = _exact_options(obj, st)
+        if "round" in st:  # sampled pairs: fresh draws every round
+            opts = dict(opts, iteration=st["round"])
+            st["round"] += 1
+        if obj.bias in ("ips", "pairwise"):  # the pair loop's factors; "additive" wraps every back end (_base)
+            res = lambda_gradients(s, st["labels"], st["ptr"], obj.metric, obj.k, obj.sigma, out=(g64, h64),
+                                   n_threads=obj.n_threads, bias=obj.bias, positions=st["pos"],
+                                   propensities=obj.propensities, bias_norm=obj.bias_norm,
+                                   bias_state=st.get("factors"), **opts)
+            if obj.bias == "pairwise":
+                st["factors"] = res[-1]  # this round's pass re-estimated t+/t- for the next one
+                st["ti"], st["tj"] = st["factors"]
+        else:
+            lambda_gradients(s, st["labels"], st["ptr"], obj.metric, obj.k, obj.sigma,
+                             out=(g64, h64), n_threads=obj.n_threads, **opts)
     if st["doc_w"] is not None:
         np.multiply(g64, st["doc_w"], out=g64)
         np.multiply(h64, st["doc_w"], out=h64)
@@ -281,7 +296,7 @@ def _compute_xgboost(obj, st, scores):
                                    bool(o.get("normalization", True)), st["group_w"], st["w_norm"],
                                    st["n_rel"], st["acc"], unbiased, *bias, st["grad"], st["hess"])
     if unbiased:  # after the pass: t⁺/t⁻ re-estimated for the next round (the engine's UpdatePositionBias)
-        xgb_update_bias(st["li"], st["lj"], st["pos"], st["bias_reg"], st["ti"], st["tj"])
+        update_bias_factors(st["li"], st["lj"], st["pos"], st["bias_reg"], st["ti"], st["tj"])
     return st["grad"], st["hess"]
 
 

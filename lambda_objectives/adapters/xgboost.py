@@ -1,13 +1,16 @@
 """XGBoost: :class:`XGBoostObjective` for ``xgb.train(obj=...)``, :class:`XGBLambdaRanker` (a
 scikit-learn estimator; ``xgb.XGBRanker`` rejects callables) and :func:`xgboost_early_stopping`."""
 
+import copy
+import json
+
 import numpy as np
 
 from .._config import PTR
 from .._openmp import share_with_xgboost
 from .._optional import require
-from .._sklearn import EngineRanker, check_X, require_queries
-from ..checks import check_labels, check_sample_weight
+from .._sklearn import SCATTERED, EngineRanker, TrainingQueries, check_below, check_X, require_queries
+from ..checks import check_labels, check_positions, check_sample_weight
 from ..groups import split_qid_column
 from ._base import LambdaObjective, eval_name as _eval_name
 from .eval_metrics import EvalMetric, XGBoostEval, xgboost_metric
@@ -18,7 +21,14 @@ __all__ = ["XGBoostObjective", "XGBLambdaRanker", "xgboost_early_stopping"]
 class XGBoostObjective(LambdaObjective):
     """A LambdaMART objective for ``xgb.train(params, dtrain, obj=obj)``.
 
-    Same parameters as :class:`LightGBMObjective`. Group boundaries come from
+    Same parameters as :class:`LightGBMObjective` (``bias=`` included: XGBoost has no position field, so
+    positions are ``positions=`` or each row's index inside its query, as XGBoost's own
+    ``lambdarank_unbiased``; ``bias="additive"`` needs ``learning_rate=``, XGBoost's ``eta``, which it does not
+    tell a custom objective). ``XGBoostObjective(metric, preset="xgboost", bias="pairwise")`` is XGBoost 3.2's
+    ``rank:ndcg`` / ``rank:map`` / ``rank:pairwise`` with ``lambdarank_unbiased=True`` bit for bit: the engine's
+    mirrored pair cost ``softplus(s_high − s_low)·Δ``, positions ``MaxPositionSize()`` (``k`` for topk, else
+    ``min(largest query, 32)``) tracked, λ and h divided only when both factors are ``>= 1e-16``, and
+    :attr:`bias_factors_` its saved ``ti+`` / ``tj-``. Group boundaries come from
     ``dtrain.get_uint_info('group_ptr')`` (cached per DMatrix); XGBoost's ranking weights are per
     query (``dtrain.get_weight()``) and multiply grad and hess (times ``n_groups/Σw`` under
     ``preset="xgboost"``). XGBoost passes float32 margins. With ``obj=`` XGBoost keeps
@@ -174,6 +184,13 @@ def xgboost_early_stopping(rounds, metric, data_name=None, save_best=False):
                                       maximize=True, save_best=save_best)
 
 
+#: XGBoost's float32 DMatrix holds inf from float32's largest value on
+_F32_INF = float(np.finfo(np.float32).max)
+_F32_FIX = "; XGBoost keeps labels and weights as float32, which is inf from 3.4e38 on: rescale them"
+#: the version of the attribute save_model writes beside the trees
+_SAVE_VERSION = 1
+
+
 def _sorted_ptr(n, group, qid, what):
     """group_ptr from sizes or a qid that must already be non-decreasing (XGBoost never sorts)."""
     if qid is not None:
@@ -185,8 +202,8 @@ def _sorted_ptr(n, group, qid, what):
             r = int(bad[0]) + 1
             raise ValueError(
                 f"{what}: qid must be sorted in non-decreasing order (XGBoost requirement); row {r} has "
-                f"qid {q[r]!r} after {q[r - 1]!r}. Sort rows by qid (stably) first; rows are never reordered here."
-            )
+                f"qid {q[r]!r} after {q[r - 1]!r}. Sort rows by qid (stably) first; rows are never reordered here"
+                f"{SCATTERED}")
     return require_queries(what, n, group=group, qid=qid)
 
 
@@ -204,7 +221,7 @@ class XGBLambdaRanker(EngineRanker):
         E.g. ``"ndcg@10"`` (our implementation, maximised); default ``f"{metric}@10"``.
     early_stopping_rounds : int or None
         Stop when ``eval_metric`` on the last ``eval_set`` has not improved (maximised) for this
-        many rounds; :meth:`predict` then uses the best iteration.
+        many rounds; :meth:`predict` then uses the rounds up to ``best_iteration_`` (0-based).
     score_metric : str
         What :meth:`score` returns: the mean over queries of this metric (default NDCG@10,
         LightGBM convention).
@@ -214,11 +231,22 @@ class XGBLambdaRanker(EngineRanker):
 
     Attributes
     ----------
-    booster_, objective_, n_features_in_, feature_names_in_ (DataFrame input), feature_importances_
-    (total gain per feature, normalised to sum 1, as ``xgb.XGBRanker``'s default),
-    best_iteration_, best_score_, evals_result_, train_queries_ (the training queries' qid values,
-    row counts and row fingerprints, which :meth:`score` compares with; ``None`` when ``fit`` got
-    ``group`` sizes, which carry no ids).
+    booster_ (also :meth:`get_booster`), objective_, n_features_in_, feature_names_in_ (DataFrame
+    input, its qid column excluded; :meth:`predict`/:meth:`score` then refuse other columns or
+    another order with scikit-learn's ``ValueError``), feature_importances_ (total gain per
+    feature, normalised to sum 1, as ``xgb.XGBRanker``'s default), best_iteration_, best_score_,
+    evals_result_, train_queries_ (the training queries' qid values, row counts and row
+    fingerprints, which :meth:`score` compares with; ``None`` when ``fit`` got ``group`` sizes,
+    which carry no ids).
+
+    ``best_iteration_`` is XGBoost's 0-based round index (``xgb.XGBRanker.best_iteration``,
+    ``Booster.best_iteration``): the best round under early stopping, the last round
+    (``n_estimators - 1``) without it; :meth:`predict` uses rounds ``0 .. best_iteration_``. Until
+    issue #48 it counted rounds from 1 (the number of trees used): subtract 1 from an old value.
+    ``best_score_`` holds each recorded metric at that round. The properties ``best_iteration`` and
+    ``best_score`` are the booster's own (``AttributeError`` without early stopping, as in XGBoost).
+    :meth:`save_model` / :meth:`load_model` write and read the booster with what :meth:`predict`
+    and :meth:`score` need beside it.
 
     Notes
     -----
@@ -247,13 +275,20 @@ class XGBLambdaRanker(EngineRanker):
         super().__init__(objective, n_estimators, eval_metric, early_stopping_rounds, score_metric, **xgb_params)
 
     def fit(self, X, y, group=None, qid=None, sample_weight=None, eval_set=None, eval_group=None,
-            eval_qid=None, verbose=False):
+            eval_qid=None, verbose=False, position=None):
         """Train on rows already grouped by query (``group`` sizes, a sorted ``qid``, or a ``qid`` column of X).
 
         ``sample_weight`` is per query (XGBoost ranking convention): finite, non-negative, not all
         zero (else ``ValueError`` naming the query). ``eval_set`` is a list of ``(X, y)`` with
         matching ``eval_group`` / ``eval_qid`` lists (or qid columns). With qid values (not
         ``group`` sizes) the training queries are recorded in ``train_queries_`` for :meth:`score`.
+        Labels and weights are checked before XGBoost sees them (finite, non-negative, below
+        float32's largest value, where XGBoost's float32 copy becomes inf): ``ValueError`` naming the
+        argument, the eval set and the row or query. An eval set given as a DataFrame must have the
+        training frame's columns in its order.
+        ``position``: each training row's 0-based display position, read by an objective with ``bias=``
+        (default there: the row's index inside its query, XGBoost's convention); the objective is copied with
+        these positions, never modified.
         """
         xgb = require("xgboost")
 
@@ -262,31 +297,47 @@ class XGBLambdaRanker(EngineRanker):
             raise ValueError("XGBLambdaRanker requires y to be passed, but the target y is None")
         obj = self.objective if isinstance(self.objective, XGBoostObjective) else XGBoostObjective(self.objective)
         X, qid = split_qid_column(X, qid)
-        names = getattr(X, "columns", None)
-        X = check_X(X)
-        y = check_labels(y, X.shape[0], name="y")
+        X = check_X(X, self, reset=True)
+        y = check_below(check_labels(y, X.shape[0], name="y"), _F32_INF, "y", "XGBLambdaRanker.fit", _F32_FIX)
         n = X.shape[0]
         ptr = _sorted_ptr(n, group, qid, "XGBLambdaRanker.fit")
         if sample_weight is not None:
             try:
-                sample_weight = check_sample_weight(sample_weight, ptr.shape[0] - 1, per="query")
+                sample_weight = check_sample_weight(sample_weight, ptr.shape[0] - 1, per="query", limit=_F32_INF,
+                                                    fix=_F32_FIX)
             except ValueError as exc:
                 raise ValueError(f"XGBLambdaRanker.fit: {exc}") from None
         if self.early_stopping_rounds is not None and not eval_set:
             raise ValueError("early_stopping_rounds needs an eval_set to watch (fit(..., eval_set=[(X_val, y_val)], "
                              "eval_qid=[qid_val]))")
+        if position is not None:
+            if obj.bias is None:
+                raise ValueError("XGBLambdaRanker.fit: position= is read by an objective with bias= (pass "
+                                 "objective=XGBoostObjective(metric, bias='ips'|'pairwise'|'additive', ...))")
+            position = check_positions(position, ptr, name="position")
+            obj = copy.copy(obj)  # the caller's objective keeps its own positions
+            obj.positions = position
+        evals = []
+        for i, (Xe, ye) in enumerate(eval_set or []):
+            where = f"XGBLambdaRanker.fit eval_set[{i}]"
+            ge = None if eval_group is None else eval_group[i]
+            Xe, qe = split_qid_column(Xe, None if eval_qid is None else eval_qid[i])
+            Xe = check_X(Xe, self, where=where)
+            pe = _sorted_ptr(Xe.shape[0], ge, qe, where)
+            # checked here: a NaN label reached XGBoost's C++ check (a stack trace), a huge one became inf
+            ye = check_below(check_labels(ye, Xe.shape[0], name=f"{where} y"), _F32_INF, "y", where, _F32_FIX)
+            evals.append((Xe, ye, pe))
         dtrain = xgb.DMatrix(X, y, group=np.diff(ptr), weight=sample_weight)
         spec = self.eval_metric or f"{_eval_name(obj.metric)}@10"
         feval = xgboost_metric(spec)
-        evals = [(dtrain, "train")]
-        for i, (Xe, ye) in enumerate(eval_set or []):
-            ge = None if eval_group is None else eval_group[i]
-            Xe, qe = split_qid_column(Xe, None if eval_qid is None else eval_qid[i])
-            Xe = check_X(Xe)
-            pe = _sorted_ptr(Xe.shape[0], ge, qe, f"XGBLambdaRanker.fit eval_set[{i}]")
-            evals.append((xgb.DMatrix(Xe, np.asarray(ye), group=np.diff(pe)), f"validation_{i}"))
+        evals = [(dtrain, "train")] + [(xgb.DMatrix(Xe, ye, group=np.diff(pe)), f"validation_{i}")
+                                       for i, (Xe, ye, pe) in enumerate(evals)]
         params = {"base_score": 0.0, "disable_default_eval_metric": 1, "min_child_weight": obj.min_child_weight}
         params.update(self._engine_params())
+        if obj.bias == "additive" and obj.learning_rate is None:
+            # the position biases' Newton step is scaled by the engine's learning rate (XGBoost's default 0.3)
+            obj = copy.copy(obj)
+            obj.learning_rate = float(params.get("learning_rate", params.get("eta", 0.3)))
         self.evals_result_ = {}
         obj.iteration = 0  # a new model: XGBoost numbers its rounds from 0 (pair_method="mean" draws by them)
         self.booster_ = xgb.train(params, dtrain, num_boost_round=self.n_estimators, obj=obj, evals=evals,
@@ -295,7 +346,99 @@ class XGBLambdaRanker(EngineRanker):
                                   verbose_eval=verbose)
         self.objective_ = obj
         stopped = self.early_stopping_rounds is not None and len(evals) > 1
-        self._fitted(X, names, self.booster_.best_iteration + 1 if stopped else self.n_estimators, qid, ptr)
+        # XGBoost's convention: the 0-based index of the best round (the last one without early stopping)
+        best = self.booster_.best_iteration if stopped else self.booster_.num_boosted_rounds() - 1
+        self._fitted(X, best, best + 1, qid, ptr)
+        return self
+
+    def get_booster(self):
+        """The fitted ``xgboost.Booster`` (as ``xgb.XGBRanker.get_booster``); ``booster_`` is the same object."""
+        self._check_fitted()
+        return self.booster_
+
+    @property
+    def best_iteration(self):
+        """XGBoost's own ``Booster.best_iteration`` (0-based; ``AttributeError`` without early
+        stopping, as ``xgb.XGBRanker.best_iteration``); ``best_iteration_`` is always defined."""
+        return self.get_booster().best_iteration
+
+    @property
+    def best_score(self):
+        """XGBoost's own ``Booster.best_score`` (``AttributeError`` without early stopping)."""
+        return self.get_booster().best_score
+
+    def save_model(self, fname):
+        """Write the booster with ``Booster.save_model`` (format by extension: ``.json``, ``.ubj``),
+        carrying what :meth:`predict` and :meth:`score` read beyond the trees in a booster attribute:
+        ``best_iteration_``, ``best_score_``, ``n_features_in_``, ``feature_names_in_`` and
+        ``train_queries_``. Hyper-parameters (``score_metric``...) are not saved: as with
+        ``xgb.XGBRanker.load_model``, the estimator that loads the model supplies them.
+        """
+        self._check_fitted()
+        meta = {"estimator": type(self).__name__, "version": _SAVE_VERSION,
+                "best_iteration_": self.best_iteration_, "best_score_": self.best_score_,
+                "n_features_in_": self.n_features_in_,
+                "feature_names_in_": (self.feature_names_in_.tolist() if hasattr(self, "feature_names_in_") else None),
+                "train_queries_": TrainingQueries.to_json(self.train_queries_)}
+        booster = self.get_booster()
+        booster.set_attr(lambda_objectives=json.dumps(meta))
+        try:
+            booster.save_model(fname)
+        finally:
+            booster.set_attr(lambda_objectives=None)
+
+    def load_model(self, fname):
+        """Read a model written by :meth:`save_model` (or a bare ``Booster.save_model`` file, whose
+        ``best_iteration_`` is then XGBoost's ``best_iteration`` if it has one, else the last round,
+        and which has no feature names and no training queries); returns ``self``. Predictions are
+        the saved model's to the bit. ``objective_`` and ``evals_result_`` are not restored (as in
+        ``xgb.XGBRanker``). A model saved by another estimator raises ``TypeError``, a damaged
+        attribute ``ValueError``.
+        """
+        xgb = require("xgboost")
+
+        booster = xgb.Booster()
+        booster.load_model(fname)
+        raw = booster.attr("lambda_objectives")
+        booster.set_attr(lambda_objectives=None)
+        meta = None
+        if raw is not None:
+            try:
+                meta = json.loads(raw)
+                if not isinstance(meta, dict):
+                    raise ValueError("not a JSON object")
+            except ValueError as exc:
+                raise ValueError(f"{fname}: the lambda_objectives attribute of this model is damaged ({exc})") from None
+            if meta.get("estimator") != type(self).__name__:
+                raise TypeError(f"{fname}: a model saved by {meta.get('estimator')!r}, not {type(self).__name__}")
+            if meta.get("version") != _SAVE_VERSION:
+                raise ValueError(f"{fname}: model attribute version {meta.get('version')!r} is not supported (this "
+                                 f"version reads {_SAVE_VERSION})")
+        n_rounds = booster.num_boosted_rounds()
+        try:
+            if meta is None:
+                best = int(booster.attr("best_iteration")) if booster.attr("best_iteration") is not None else n_rounds - 1
+                n_features, names, queries, best_score = booster.num_features(), None, None, {}
+            else:
+                best, n_features, names = meta["best_iteration_"], meta["n_features_in_"], meta["feature_names_in_"]
+                queries, best_score = TrainingQueries.from_json(meta["train_queries_"]), meta["best_score_"]
+            if isinstance(best, bool) or not isinstance(best, int) or not 0 <= best < max(n_rounds, 1) \
+                    or n_features != booster.num_features() or (names is not None and len(names) != n_features):
+                raise ValueError(f"best_iteration_ {best!r} of {n_rounds} rounds, {n_features!r} features for a "
+                                 f"booster of {booster.num_features()}")
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{fname}: the lambda_objectives attribute of this model is damaged or does not match "
+                             f"its trees ({type(exc).__name__}: {exc})") from None
+        self.booster_ = booster
+        self.best_iteration_, self.best_score_, self.n_features_in_ = best, best_score, n_features
+        self.train_queries_ = queries
+        if names is not None:
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        for attr in ("objective_", "evals_result_"):
+            if hasattr(self, attr):
+                delattr(self, attr)
         return self
 
     @property
@@ -310,10 +453,14 @@ class XGBLambdaRanker(EngineRanker):
         return imp / total if total > 0 else imp
 
     def predict(self, X):
-        """Raw ranking scores (margins; only their order within a query matters)."""
+        """Raw ranking scores (margins; only their order within a query matters), from the first
+        ``best_iteration_ + 1`` rounds."""
+        return self._predict(self._input(X))
+
+    def _predict(self, X):
+        """Margins of checked features ``X`` from the first ``best_iteration_ + 1`` rounds."""
         xgb = require("xgboost")
 
-        X = self._input(X)
         return self.booster_.predict(xgb.DMatrix(X), output_margin=True,
-                                     iteration_range=(0, self.best_iteration_))
+                                     iteration_range=(0, self.best_iteration_ + 1))
 
