@@ -238,15 +238,34 @@ def check_training_data(labels, group_ptr, weights=None, *, weights_per="row", l
     return y, ptr, w
 
 
-def check_options(metric, given, preset=None):
+def check_options(metric, given, preset=None, *, value=False):
     """Raise ``ValueError`` when ``given`` (names of the options a caller passed) holds one that objective
     ``metric`` under ``preset`` does not read (the registry's ``objective_options`` table), naming it and
-    the accepted ones: an option an objective would ignore is an error, never a silent no-op."""
+    the accepted ones: an option an objective would ignore is an error, never a silent no-op.
+
+    ``value=True``: the same check for metric values (``metric_values`` and the functions sharing its
+    path): ``metric`` is one canonical metric name or a sequence of them, and an option is refused when
+    none of them reads it (the registry's ``metric_options``)."""
     from . import _registry as reg  # the registry imports this module: no cycle at import time
 
+    if value:
+        names = [metric] if isinstance(metric, str) else list(dict.fromkeys(metric))
+        bad = set(given) - reg.metric_options(names)
+        if bad:
+            raise ValueError(reg.metric_option_error(names, sorted(bad)))
+        return
     bad = set(given) - reg.objective_options(metric, preset)
     if bad:
         raise ValueError(reg.option_error(metric, sorted(bad), preset))
+
+
+def given_options(values, defaults):
+    """Names of the options in ``values`` given a value other than their default in ``defaults`` (what a
+    caller asked for): ``None`` defaults by identity, scalar ones by equality (an array is never a default)."""
+    def is_default(v, d):
+        return v is None if d is None else isinstance(v, (bool, int, float, str)) and v == d
+
+    return {name for name, v in values.items() if not is_default(v, defaults[name])}
 
 
 def check_outputs(out, n, **inputs):

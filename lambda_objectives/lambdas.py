@@ -12,7 +12,7 @@ from ._kernels.ranking import discount_table
 from ._threads import numba_threads
 from ._kernels.position_bias import additive_newton, shifted_scores, update_bias_factors
 from .checks import (SEED_MAX, check_bias, check_integer, check_k, check_labels, check_options, check_outputs,
-                     check_positions, check_query_weights, check_scores, positions_in_query)
+                     check_positions, check_query_weights, check_scores, given_options, positions_in_query)
 from .groups import check_group_ptr
 from .xendcg import xendcg_gradients
 
@@ -452,11 +452,7 @@ def check_pair_method(pair_method="all", num_pair_per_sample=None, seed=None, it
 
 def _given_options(**values):
     """Names of the options given a value other than their default (what a caller asked for)."""
-    def is_default(v, d):
-        # identity for None; equality only for plain scalars (an array option is never the default)
-        return v is None if d is None else isinstance(v, (bool, int, float, str)) and v == d
-
-    return {name for name, v in values.items() if not is_default(v, _OPTION_DEFAULTS[name])}
+    return given_options(values, _OPTION_DEFAULTS)
 
 
 def _listwise(metric, scores, labels, group_ptr, *, seed, query_weights, n_threads, out, return_pairs, return_cost,

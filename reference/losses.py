@@ -8,7 +8,11 @@ Each loss fills caller-provided ``g``/``h`` (pygbm pattern). Scores ``F`` are fl
   ``balanced=True`` (Burges §6.1) positives and negatives carry equal total weight.
 * ``"mcrank"`` (Li, Burges & Wu 2007): softmax over grades ``0..K−1``, one score column per grade;
   ``g_k = p_k − [y = k]``, ``h_k = p_k(1 − p_k)``; ``F₀`` = log class priors; documents are
-  ranked by the expected grade ``Σ_k k p_k``.
+  ranked by the expected grade ``Σ_k k p_k``. Each column's leaves are the trainer's one Newton step
+  ``−G/(H + λ₂)``, **without** the ``(K − 1)/K`` of Friedman's multi-class MART (2001, Algorithm 6),
+  the MART McRank's paper trains with: one constant per model that the split gains do not see, so with
+  ``λ₂ = 0`` learning rate ``η`` here is Friedman's scaling at ``η·K/(K−1)`` (docs/math.md, "Newton
+  leaves"; pass ``learning_rate=η·(K−1)/K`` for his).
 * ``"lambda"``: :func:`lambda_objectives.lambda_gradients` for any metric; ``F₀ = 0`` (only score
   differences within a query matter); the loss is the fixed-ranking pairwise cost
   ``Σ |ΔZ_ij| log(1 + e^{−σ(s_i − s_j)})`` evaluated at the current ranking.

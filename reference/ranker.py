@@ -335,6 +335,9 @@ class MARTRanker(BaseEstimator):
             parse_metric(m)  # an unknown name fails before training, not after the first tree
         if len(set(history_metrics)) != len(history_metrics):
             raise ValueError(f"history_metrics names a metric twice: {list(history_metrics)}")
+        from lambda_objectives.metrics import check_value_options
+
+        check_value_options(history_metrics, history_options)  # an option no history metric reads
         # the metrics each set's labels can score, found once: labels do not change between rounds
         scorable, refused = {}, {}
         for name, _, yy, pp, _ in sets:
@@ -458,13 +461,14 @@ class MARTRanker(BaseEstimator):
 
     def _record(self, name, loss, S, y, ptr, scorable, with_loss):
         from lambda_objectives import metric_values_table
+        from lambda_objectives.metrics import options_read_by
 
         hist = self.history_[name]
         values = {}
         if scorable:
             try:
                 table = metric_values_table(loss.ranking_scores(S), y, ptr, scorable, n_threads=self.n_threads,
-                                            **self._history_options)
+                                            **options_read_by(scorable, self._history_options))
                 values = {m: float(np.mean(v)) for m, v in table.items()}
             except ValueError:
                 pass  # scores that are no longer finite: NaN for every metric, as for one it cannot score
@@ -682,15 +686,17 @@ def _scorable(metrics, y, ptr, options, name):
     other refusal (an unknown option, ``max_label`` below a label...) is the caller's mistake and
     raises, naming the metric and the set."""
     from lambda_objectives import metric_values
+    from lambda_objectives.metrics import options_read_by
 
     zeros = np.zeros(y.shape[0])
     keep, refused = [], {}
     for m in metrics:
+        own = options_read_by([m], options)  # the set's options are shared: each metric takes the ones it reads
         try:
-            metric_values(zeros, y, ptr, m, **options)
+            metric_values(zeros, y, ptr, m, **own)
         except ValueError as exc:
             try:
-                metric_values(zeros, np.floor(y), ptr, m, **options)  # whole grades: scorable?
+                metric_values(zeros, np.floor(y), ptr, m, **own)  # whole grades: scorable?
             except ValueError:
                 raise ValueError(f"history metric {m!r} cannot score {name}: {exc}") from None
             refused[m] = str(exc)

@@ -227,18 +227,24 @@ def softmax_loss(scores, labels, beta=1.0):
     return -sum(y * (v - lse) for y, v in zip(labels, z))
 
 
+def _listmle_groups(labels, ties):
+    """The documents sorted by label, best first (ties in input order), as ListMLE's groups: runs of equal
+    labels with ``ties="breslow"``, one document each with ``"stable"``."""
+    groups = []
+    for i in sorted(range(len(labels)), key=lambda i: (-labels[i], i)):
+        if ties == "breslow" and groups and labels[groups[-1][0]] == labels[i]:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return groups
+
+
 def listmle_loss(scores, labels, ties="breslow"):
     """ListMLE of one query from its definition: sort by label (ties in input order), then
     ``−log Π_r e^{s_(r)} / Σ_{t >= r} e^{s_(t)}`` (``ties="stable"``). ``ties="breslow"``: the equal-label
     groups, each document of a group over the denominator of the whole group and everything below
     it, the last group left out (its order has probability 1)."""
-    order = sorted(range(len(scores)), key=lambda i: (-labels[i], i))
-    groups = []
-    for i in order:
-        if ties == "breslow" and groups and labels[groups[-1][0]] == labels[i]:
-            groups[-1].append(i)
-        else:
-            groups.append([i])
+    groups = _listmle_groups(labels, ties)
     total = 0.0
     for g in range(len(groups) - 1):
         below = [j for grp in groups[g:] for j in grp]
@@ -246,6 +252,25 @@ def listmle_loss(scores, labels, ties="breslow"):
         for i in groups[g]:
             total -= math.log(math.exp(scores[i]) / denominator)
     return total
+
+
+def listmle_derivatives(scores, labels, ties="breslow"):
+    """ListMLE's gradient and Hessian diagonal of one query from the groups of :func:`listmle_loss`:
+    ``g_i = Σ_{g ≤ γ(i), g < m} |G_g| p_ig − [γ(i) < m]``, ``h_i = Σ |G_g| p_ig (1 − p_ig)``, each
+    ``p_ig = 1 / Σ_{j ∈ S_g} e^{s_j − s_i}`` (every exponent one score difference: valid at any finite score)."""
+    groups = _listmle_groups(labels, ties)
+    grad = [0.0] * len(scores)
+    hess = [0.0] * len(scores)
+    for g in range(len(groups) - 1):
+        below = [j for grp in groups[g:] for j in grp]
+        for i in below:
+            diffs = [scores[j] - scores[i] for j in below]
+            p = 1.0 / sum(math.exp(d) if d < 710 else math.inf for d in diffs)
+            grad[i] += len(groups[g]) * p
+            hess[i] += len(groups[g]) * p * (1.0 - p)
+        for i in groups[g]:
+            grad[i] -= 1.0
+    return grad, hess
 
 
 # --- PL-Rank (Plackett-Luce expected DCG@K), by enumerating every ranking --------------------------
@@ -256,12 +281,18 @@ def pl_rankings(n, k=None):
     return list(itertools.permutations(range(n), _cut(n, k)))
 
 
+def _share(scores, d, left):
+    """``e^{s_d} / Σ_{i ∈ left} e^{s_i}`` as ``1 / Σ e^{s_i − s_d}``: one score difference per exponent, so
+    valid at any finite spread of the scores (``e^{s}`` itself would under/overflow beyond ±709)."""
+    return 1.0 / sum(math.exp(scores[i] - scores[d]) if scores[i] - scores[d] < 710 else math.inf for i in left)
+
+
 def pl_probability(scores, top):
     """Plackett-Luce probability of the top positions ``top``: each pick ``e^{s_d}`` over what remains."""
     left = list(range(len(scores)))
     p = 1.0
     for d in top:
-        p *= math.exp(scores[d]) / sum(math.exp(scores[i]) for i in left)
+        p *= _share(scores, d, left)
         left.remove(d)
     return p
 
@@ -279,22 +310,22 @@ def pl_expected_dcg_derivatives(scores, labels, k=None, gain="exp"):
     ``log π(y) = Σ_j (s_{y_j} − log D_j)`` over the placed positions, ``D_j`` the mass still unplaced.
     """
     n = len(scores)
-    e = [math.exp(v) for v in scores]
     g1 = [0.0] * n
     g2 = [0.0] * n
     for top in pl_rankings(n, k):
         p = pl_probability(scores, top)
         reward = dcg_of_order([labels[d] for d in top], k, gain)
-        masses = []
+        remaining = []  # the documents still unplaced at each position
         left = set(range(n))
         for d in top:
-            masses.append(sum(e[i] for i in left))
+            remaining.append(sorted(left))
             left.remove(d)
         for d in range(n):
             # d is in the remaining set at every position up to and including its own (all if unplaced)
             upto = top.index(d) + 1 if d in top else len(top)
-            first = (1.0 if d in top else 0.0) - sum(e[d] / masses[j] for j in range(upto))
-            second = -sum(e[d] / masses[j] - (e[d] / masses[j]) ** 2 for j in range(upto))
+            shares = [_share(scores, d, remaining[j]) for j in range(upto)]  # e^{s_d} / D_j
+            first = (1.0 if d in top else 0.0) - sum(shares)
+            second = -sum(q - q * q for q in shares)
             g1[d] += reward * p * first
             g2[d] += reward * p * (first * first + second)
     return g1, g2

@@ -1057,6 +1057,69 @@ def test_position_bias_positions_from_an_engine_are_checked():
 
 
 # --------------------------------------------------------------------------------------------------
+# issue #48, objective side: the silent numbers of overflow, precision loss, a clamp and unread options
+# --------------------------------------------------------------------------------------------------
+
+class TestIssue48Objectives:
+    """Each case gave a wrong number without a word before issue #48; now the provably right answer, or a
+    ValueError naming the option (and metric) or the label (and row)."""
+
+    def test_xendcg_target_sum_overflow(self):
+        s, y, p = np.zeros(3), np.array([1023.0, 1023.0, 0.0]), np.array([0, 3])
+        g, _ = call_unmutated(lo.xendcg_gradients, s, y, p, gammas=np.full(3, 0.5))
+        np.testing.assert_allclose(g, [-1 / 6, -1 / 6, 1 / 3], rtol=1e-15)
+        for g in (lo.lambda_gradients(s, y, p, "xendcg", seed=0)[0], lo.LightGBMObjective("xendcg").gradients(s, y, p)[0]):
+            assert g[2] > 0.33 and np.all(g[:2] < -0.16)  # the targets kept: ~[-1/6, -1/6, 1/3] whatever γ
+        expect_error(lo.LightGBMObjective("xendcg", preset="lightgbm").gradients, r"label 1023 at row 0.*32-bit",
+                     s, y, p)
+
+    @pytest.mark.parametrize("x", [1e15, 1e16, 1e300])
+    def test_listmle_huge_scores(self, x):
+        g, h = call_unmutated(lo.listmle_gradients, np.array([x, 0.0, 1.0]), np.array([0.0, 1.0, 2.0]), np.array([0, 3]))
+        np.testing.assert_array_equal(g, [2.0, -1.0, -1.0])
+        np.testing.assert_array_equal(h, [0.0, 0.0, 0.0])
+        g, _ = lo.listmle_gradients(np.array([-x, 0.0, 1.0]), np.array([0.0, 1.0, 2.0]), np.array([0, 3]))
+        np.testing.assert_allclose(g, [0.0, 1 / (1 + np.e), -1 / (1 + np.e)], rtol=1e-15)
+
+    @pytest.mark.parametrize("gap", [301.0, 1e6, 1e300])
+    def test_plrank_far_below_the_best(self, gap):
+        """The top document is placed first whatever its lead beyond ~40; the two others are then drawn
+        from the same uniforms as at a lead of 250 (inside the one-scale path), so every draw agrees and
+        the gradients agree to rounding. The old clamp tied them at lead − 300 instead (issue #48: mean
+        [0, −0.066, 0.069] against the exact [0, −0.0515, 0.0515])."""
+        y, p = np.array([0.0, 2.0, 1.0]), np.array([0, 3])
+        for i in range(3):
+            g, h = call_unmutated(lo.plrank_gradients, np.array([gap, 0.0, 1.0]), y, p, iteration=i, hessian="raw")
+            g0, h0 = lo.plrank_gradients(np.array([250.0, 0.0, 1.0]), y, p, iteration=i, hessian="raw")
+            np.testing.assert_allclose(g, g0, rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose(h, h0, rtol=1e-12, atol=1e-15)
+
+    @pytest.mark.parametrize("call,option,metric", [
+        (lambda **o: lo.metric_values(S, Y, P, "ndcg", **o), {"threshold": 1.0}, "ndcg"),
+        (lambda **o: lo.metric_values(S, Y, P, "ndcg@2", **o), {"max_label": 4.0}, "ndcg"),
+        (lambda **o: lo.metric_values(S, Y, P, "map", **o), {"gain": "linear"}, "map"),
+        (lambda **o: lo.metric_values(S, Y, P, "mrr", **o), {"label_gain": [0.0, 1.0, 3.0]}, "mrr"),
+        (lambda **o: lo.metric_values(S, Y, P, "dcg", **o), {"ideal_zero": "zero"}, "dcg"),
+        (lambda **o: lo.metric_values(S, Y, P, "err", **o), {"threshold": 0.5}, "err"),
+        (lambda **o: lo.mean_metric(S, Y, P, "map@2", **o), {"gain": "exp"}, "map"),
+        (lambda **o: lo.metric_values_table(S, Y, P, ["ndcg@1", "err"], **o), {"threshold": 1.0}, "ndcg.*err"),
+        (lambda **o: lo.metric_table(S, Y, P, ["map", "mrr"], **o), {"ideal_zero": "drop"}, "map.*mrr"),
+        (lambda **o: lo.dask_metric(_ddf(), "f", "ndcg@2", **o), {"threshold": 1.0}, "ndcg"),
+    ])
+    def test_metric_options_no_metric_reads(self, call, option, metric):
+        expect_error(call, rf"unknown options for metrics?=.*{metric}.*{next(iter(option))}", **option)
+
+    def test_history_options_no_history_metric_reads(self):
+        d = lo.make_ranking(10, docs_per_query=(3, 8), n_features=4, seed=0)
+        expect_error(reference.MARTRanker(n_estimators=2).fit, r"unknown options for metrics=.*threshold", d.X, d.y,
+                     group=d.group, history_metrics=("ndcg@3", "err"), history_options={"threshold": 1.0})
+        # shared options: each history metric takes the ones it reads (ERR's max_label, NDCG's gain)
+        m = reference.MARTRanker(n_estimators=2).fit(d.X, d.y, group=d.group, history_metrics=("ndcg@3", "err"),
+                                                    history_options={"max_label": 4.0, "gain": "linear"})
+        assert np.all(np.isfinite(m.history_["train"]["err"])) and np.all(np.isfinite(m.history_["train"]["ndcg@3"]))
+
+
+# --------------------------------------------------------------------------------------------------
 # issue #48: the estimators (saved models, feature names, fit arguments, engine float32 ranges)
 # --------------------------------------------------------------------------------------------------
 

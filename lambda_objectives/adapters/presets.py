@@ -165,12 +165,24 @@ def _compute_lightgbm(obj, st, scores):
     return st["grad"], st["hess"]
 
 
+#: LightGBM's rank_xendcg computes 2**label exactly for labels below this (see _prepare_lgb_xendcg)
+LGB_XENDCG_LABELS = 32
+
+
 def _prepare_lgb_xendcg(obj, st, weights):
     """LightGBM's ``rank_xendcg``: one generator per query, ``Random(objective_seed + q)``, that
     advances across rounds (so the objective must see every round once, as the engine does)."""
     if weights is not None:
         raise ValueError("LightGBM's rank_xendcg ignores weights, so preset='lightgbm' with 'xendcg' takes none; "
                          "use preset=None for weighted XE-NDCG")
+    lab = st["labels"]
+    if lab.size and lab.max() >= LGB_XENDCG_LABELS:
+        # Common::Pow(2, int(label)) squares a 32-bit int: from 32 on it overflows in C++ (undefined
+        # behaviour), so LightGBM's gradients there are not 2**label's and there is nothing to reproduce
+        i = int(np.argmax(lab >= LGB_XENDCG_LABELS))
+        raise ValueError(f"label {lab[i]:g} at row {i}: LightGBM's rank_xendcg computes 2**label in 32-bit "
+                         f"integers, which overflow for labels >= {LGB_XENDCG_LABELS}, so preset='lightgbm' takes "
+                         "labels below 32; use preset=None (the exact XE-NDCG) for larger labels")
     seed = obj.kernel_options.get("objective_seed", 5)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise ValueError(f"objective_seed must be an integer, got {seed!r}")
