@@ -34,7 +34,7 @@ from ._cli import convention_arg, csv_arg, dataset_name, folds_arg, grid_args, p
 from ._machine import log, machine_record
 from ._data import DATA_HELP, load_fold, resolve_data
 from ._runner import run_grid
-from ._stats import holm, mde, sign_flip_pvalue, t_interval
+from ._stats import holm, holm_families, mde, power_by_data, sign_flip_pvalue, t_interval  # noqa: F401 (holm, mde: tests read them here)
 from .runstore import RunStore
 
 METRICS = ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "err@10", "map@10", "mrr@10")
@@ -390,20 +390,8 @@ def summarise(results, alpha=0.05, rounds=None, primary=PRIMARY):
                 row[m + " n"] = int(np.isfinite(diffs).sum())
                 row[m + " p"] = sign_flip_pvalue(diffs)
         rows.append(row)
-    for family in ([primary], [m for m in METRICS if m != primary]):
-        tested = [(i, m) for i, r in enumerate(rows) for m in family if m + " p" in r]
-        adjusted = holm([rows[i][m + " p"] for i, m in tested]) if tested else []
-        for (i, m), p in zip(tested, adjusted):
-            rows[i][m + " p_holm"] = float(p)
-            rows[i][m + " significant"] = bool(p < alpha)
-    n_primary = sum(primary + " p" in r for r in rows)
-    power = {}
-    for data in sorted({r["data"] for r in rows}):
-        sds = [r[primary + " sd"] for r in rows if r["data"] == data and np.isfinite(r.get(primary + " sd", np.nan))]
-        ns = [r[primary + " n"] for r in rows if r["data"] == data and primary + " n" in r]
-        sd, n = (float(np.median(sds)), int(max(ns))) if sds else (float("nan"), 0)
-        power[data] = {"sd": sd, "n_queries": n, "mde": mde(sd, n, alpha),
-                       "mde_holm": mde(sd, n, alpha / max(n_primary, 1)), "family": n_primary}
+    n_primary = holm_families(rows, primary, METRICS, alpha)
+    power = power_by_data(rows, primary, n_primary, alpha)
     iters = [(r["best_iteration"], r.get("rounds", rounds)) for _, r in results]
     below = [b < cap for b, cap in iters if cap is not None]
     cap = {"tasks": len(below), "share_below_cap": float(np.mean(below)) if below else float("nan"),
