@@ -173,4 +173,4 @@ __all__ += ["check_query_partitions", "dask_lightgbm_ranker", "dask_metric", "pa
 from . import clicks  # noqa: E402
 from .clicks import simulate_clicks  # noqa: E402
 
-__all__ += ["clicks", "simulate_clicks"]
+__all__ += ["simulate_clicks"]  # the sub-namespace is documented on its own API page
