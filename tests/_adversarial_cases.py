@@ -37,7 +37,7 @@ FAMILIES = {
     # constants, modules, exception classes and result records: nothing a user passes in
     # (labels, scores, group_ptr) click simulation (issue #45): KERNEL_CASES with its argument order, and its options
     "clicks": ["simulate_clicks"],
-    "record": ["clicks", "CONVENTIONS", "METRICS", "LAMBDA_METRICS", "OBJECTIVES", "YETIRANK_DEFAULTS", "PLRANK_DEFAULTS", "datasets",
+    "record": ["CONVENTIONS", "METRICS", "LAMBDA_METRICS", "OBJECTIVES", "YETIRANK_DEFAULTS", "PLRANK_DEFAULTS", "datasets",
                "HessianWarning", "CostWarning", "LambdaPairs", "HeatmapTree", "CRITERIA", "FORMAT_VERSION", "GROWTH",
                "HISTORY_METRICS", "NODE_DTYPE", "SOFTMAX_DEFAULTS", "LISTMLE_TIES"],
 }
