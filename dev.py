@@ -9,7 +9,8 @@ with the extras each job needs (re-installing only when ``pyproject.toml`` chang
   objectives vs the reference trainer (SE and OLE), a table in ``results/demo/``. Installs the
   ``demo`` extra only (LightGBM, XGBoost's CPU-only wheel ``xgboost-cpu``, tqdm), or uses the test
   environment when that is already installed.
-* ``test``  - the test suite (``pytest``) and, alongside it, the pure-kernel tests again as plain
+* ``test``  - the test suite (``pytest``; it builds the documentation site strictly and checks two of
+  its pages in headless Chromium, ``tests/test_docsite.py``) and, alongside it, the pure-kernel tests again as plain
   Python (``NUMBA_DISABLE_JIT=1``) and with numba bounds checking (``NUMBA_BOUNDSCHECK=1``), because
   numba raises no IndexError or ZeroDivisionError of its own; the suite's output comes last.
 """

@@ -9,6 +9,7 @@ LETOR loader, synthetic data and the query-boundary helpers. Everything else is 
 * :mod:`lambda_objectives.data`: loaders, synthetic data, query boundaries;
 * :mod:`lambda_objectives.checks`: the input checks;
 * :mod:`lambda_objectives.validation`: engine gradient probes and ``compare_gradients``;
+* :mod:`lambda_objectives.clicks`: the click simulator and its presets (``simulate_clicks`` is here too);
 * :mod:`lambda_objectives.catboost`, :mod:`lambda_objectives.dask`, :mod:`lambda_objectives.diagnostics`
   (Heatmap Tree, linear combination, linear rankers).
 
@@ -42,10 +43,13 @@ __all__ = [
     "train_test_split_queries", "ptr_to_qid", "qid_to_ptr", "sizes_to_ptr",
     # threads
     "numba_threads",
+    # learning from clicks: the simulator (its presets and records in lambda_objectives.clicks)
+    "simulate_clicks",
 ]
 
 # the public sub-namespaces, importable as attributes too
-from . import adapters, catboost, checks, dask, data, diagnostics, metrics, objectives, validation  # noqa: E402,F401
+from . import adapters, catboost, checks, clicks, dask, data, diagnostics, metrics, objectives, validation  # noqa: E402,F401
+from .clicks import simulate_clicks  # noqa: E402
 
 _deprecation.install()
 

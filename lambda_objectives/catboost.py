@@ -4,7 +4,7 @@ validate both (and our YetiRank) against the engine's own derivatives.
 :func:`catboost_lambdamart_gradients` computes what CatBoost's ``LambdaMart`` loss (catboost >= 1.2.1,
 ``TLambdaMartError``) feeds its trees, per document, without CatBoost (it lives with the objectives, in
 :mod:`lambda_objectives.objectives.catboost_lambdamart`, so the adapters' ``preset="catboost"`` reads it
-from below; the formulas are in :mod:`lambda_objectives._kernels.catboost`). :func:`catboost_validation_rows`
+from below; the formulas are in ``lambda_objectives._kernels.catboost``). :func:`catboost_validation_rows`
 measures them, and our exact lambdas (:func:`lambda_objectives.lambda_gradients`), against the engine's own
 derivatives read off by :func:`lambda_objectives.validation.probe_catboost`. ``PairLogit`` is our RankNet with
 CatBoost's sign (:func:`catboost_pairlogit_row`); ``YetiRank`` is stochastic, so
@@ -59,7 +59,7 @@ VALIDATION_SETTINGS = (
 def catboost_comparison_rows(scores, labels, group_ptr, rtol=1e-6, settings=None):
     """CatBoost's probed ``LambdaMart`` derivatives vs our reproduction and vs our exact lambdas.
 
-    For each setting of :data:`VALIDATION_SETTINGS` (or ``settings``), probes CatBoost
+    For each setting of ``VALIDATION_SETTINGS`` (or ``settings``), probes CatBoost
     (:func:`lambda_objectives.validation.probe_catboost`, in this process: run it isolated from other engines)
     at ``scores`` rounded to float32 (CatBoost stores a ``Pool``'s baseline in float32, so both
     sides use the rounded scores). ERR targets given to CatBoost and to our reproduction are the

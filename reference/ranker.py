@@ -40,7 +40,7 @@ class MARTRanker(BaseEstimator):
         sampled "yetirank", whose options go in ``kernel_options`` (``beta``/``lambda_``, ``ties``...) and
         whose seed is ``random_state``), cutoff, σ
     criterion : {"se", "ole", "ole_exact"}
-        Split criterion; see :mod:`reference.splitting`.
+        Split criterion; see ``reference.splitting``.
     growth : {"best_first", "breadth_first", "depth_first"}
     num_leaves, learning_rate, n_estimators, max_bin, min_data_in_leaf, min_sum_hessian_in_leaf,
     lambda_l2, max_depth : as LightGBM's (``max_depth`` None, -1 or any value <= 0: no limit)
@@ -191,7 +191,7 @@ class MARTRanker(BaseEstimator):
         raise ValueError(f"lib must be 'lightgbm' or 'xgboost', got {lib!r}")
 
     # ------------------------------------------------------------------ fitting
-    def _loss(self, y):
+    def _loss(self, y, position=None):
         if self.objective == "ls":
             return LeastSquares()
         if self.objective == "logistic":
@@ -212,11 +212,13 @@ class MARTRanker(BaseEstimator):
         if self.metric in ("softmax", "listmle"):
             return Listwise(self.metric, self.k, self.sigma, self.n_threads, **(self.kernel_options or {}))
         return Lambda(self.metric, self.k, self.sigma, self.n_threads,
-                      pairs=self.criterion == "ole_exact" or self.leaf_hessian == "exact", **(self.kernel_options or {}))
+                      pairs=self.criterion == "ole_exact" or self.leaf_hessian == "exact", positions=position,
+                      learning_rate=self.learning_rate, **(self.kernel_options or {}))
 
     def fit(self, X, y, group=None, qid=None, *, group_ptr=None, eval_set=None, eval_group=None,
             init_score=None, eval_init_score=None, early_stopping_rounds=None, eval_metric="ndcg@10",
-            history_loss=True, history_metrics=HISTORY_METRICS, history_options=None, verbose=False, bin_mapper=None):
+            history_loss=True, history_metrics=HISTORY_METRICS, history_options=None, verbose=False, bin_mapper=None,
+            position=None):
         """Fit on ``X`` (dense or scipy sparse), ``y`` and the queries (``group`` sizes, ``qid`` or ``group_ptr``).
 
         ``eval_set``: list of ``(X, y, group)`` (or ``(X, y)`` with ``eval_group``, a list with one
@@ -249,16 +251,22 @@ class MARTRanker(BaseEstimator):
         set, a grid of configurations, then learn their bins once, and a mapper that keeps what it
         transformed bins each array once). The model is the one a ranker learning its own bins on
         ``X`` fits, to the bit; the mapper becomes ``bin_mapper_`` (not copied).
+
+        ``position``: each training row's 0-based display position, read by a position-debiased objective
+        (``kernel_options={"bias": "ips" | "pairwise" | "additive", ...}``, :func:`lambda_objectives.lambda_gradients`'
+        ``bias=`` keywords; default positions: each row's index in its query). The bias state (``t⁺``/``t⁻``
+        or ``b``, ``additive`` stepping with this ranker's ``learning_rate``) is carried from round to round
+        and readable as ``bias_state_`` after fitting; eval sets' losses are of their own labels, unweighted.
         """
         # every numba kernel of the fit (histograms, splits, gradients) runs on n_threads
         with numba_threads(self.n_threads):
             return self._fit(X, y, group, qid, group_ptr, eval_set, eval_group, init_score, eval_init_score,
                              early_stopping_rounds, eval_metric, history_loss, verbose,
-                             tuple(history_metrics), dict(history_options or {}), bin_mapper)
+                             tuple(history_metrics), dict(history_options or {}), bin_mapper, position)
 
     def _fit(self, X, y, group, qid, group_ptr, eval_set, eval_group, init_score, eval_init_score,
              early_stopping_rounds, eval_metric, history_loss, verbose, history_metrics, history_options,
-             bin_mapper=None):
+             bin_mapper=None, position=None):
         from lambda_objectives.checks import check_labels
 
         self._check_params()
@@ -303,7 +311,14 @@ class MARTRanker(BaseEstimator):
         self.bin_mapper_ = bin_mapper
         binned = self.bin_mapper_.transform(X)
         n_bins = self.bin_mapper_.n_bins_
-        loss = self._loss(y)
+        if position is not None:
+            from lambda_objectives.checks import check_positions
+
+            position = check_positions(position, ptr, name="position")
+        loss = self._loss(y, position)
+        if position is not None and not isinstance(loss, Lambda):
+            raise ValueError(f"position= is read by the pair objectives' bias= (objective='lambda' with a pair "
+                             f"metric), not by objective={self.objective!r}, metric={self.metric!r}")
         self.n_columns_ = loss.n_columns
         sets = [("train", binned, y, ptr, None)]
         for i, es in enumerate(eval_set or []):
@@ -416,6 +431,8 @@ class MARTRanker(BaseEstimator):
         self.evals_result_ = self.history_
         self.best_score_ = {name: {m: v[self.best_iteration_ - 1] for m, v in hist.items() if len(v) >= self.best_iteration_}
                             for name, hist in self.history_.items()} if self.best_iteration_ else {}
+        if isinstance(loss, Lambda) and loss.bias_options.get("bias") in ("pairwise", "additive"):
+            self.bias_state_ = loss.bias_state  # (t_plus, t_minus) or b, after the last round
         self._loss_obj = loss
         return self
 

@@ -35,6 +35,8 @@ FAMILIES = {
     # Dask frames and arrays (run on the local scheduler: the checks happen before any training)
     "dask": ["check_query_partitions", "dask_lightgbm_ranker", "dask_metric", "partition_group_sizes",
              "repartition_by_query", "xgboost_dask_train"],
+    # (labels, scores, group_ptr) click simulation (issue #45): KERNEL_CASES with its argument order, and its options
+    "clicks": ["simulate_clicks"],
     # constants, modules, exception classes and result records: nothing a user passes in
     "record": ["CONVENTIONS", "METRICS", "LAMBDA_METRICS", "OBJECTIVES", "YETIRANK_DEFAULTS", "PLRANK_DEFAULTS",
                "HessianWarning", "CostWarning", "LambdaPairs", "HeatmapTree", "CRITERIA", "FORMAT_VERSION", "GROWTH",

@@ -202,14 +202,20 @@ def lambdas(scores, labels, metric="ndcg", k=None, sigma=1.0, **opts):
         for j in range(n):
             if not labels[i] > labels[j]:
                 continue
-            dz = pair_weight(scores, labels, i, j, metric, k, **opts)
-            rho = 1.0 / (1.0 + math.exp(sigma * (scores[i] - scores[j])))
-            grad[i] -= sigma * dz * rho
-            grad[j] += sigma * dz * rho
-            h = sigma * sigma * dz * rho * (1.0 - rho)
-            hess[i] += h
-            hess[j] += h
+            ranknet_force(scores, i, j, pair_weight(scores, labels, i, j, metric, k, **opts), sigma, grad, hess)
     return grad, hess
+
+
+def ranknet_force(scores, i, j, dz, sigma, grad, hess):
+    """Add the RankNet force of pair ``i`` (higher label) over ``j`` with weight ``dz``:
+    ``rho = 1/(1+exp(sigma*(s_i - s_j)))``, ``grad_i -= sigma*dz*rho``, ``grad_j += sigma*dz*rho``,
+    ``hess_i, hess_j += sigma**2*dz*rho*(1-rho)``."""
+    rho = 1.0 / (1.0 + math.exp(sigma * (scores[i] - scores[j])))
+    grad[i] -= sigma * dz * rho
+    grad[j] += sigma * dz * rho
+    h = sigma * sigma * dz * rho * (1.0 - rho)
+    hess[i] += h
+    hess[j] += h
 
 
 def softmax_loss(scores, labels, beta=1.0):
@@ -323,3 +329,72 @@ def pl_expected_dcg_derivatives(scores, labels, k=None, gain="exp"):
             g1[d] += reward * p * first
             g2[d] += reward * p * (first * first + second)
     return g1, g2
+
+
+def debiased_lambdas(queries, metric="ndcg", k=None, sigma=1.0, bias=None, propensities=None, t_plus=None,
+                     t_minus=None, bias_norm=1.0, b=None, learning_rate=None, regularization=0.0, **opts):
+    """Position-debiased LambdaMART gradients of several queries, from the definitions (issue #45).
+
+    ``queries``: a list of ``(scores, labels, positions)``. For every pair with ``labels[i] > labels[j]`` the
+    pair weight ``|dZ|`` (:func:`pair_weight`) is multiplied by
+
+    * ``"ips"``: ``1/propensities[pos_i]`` (the clicked/higher-labelled row's inverse examination probability);
+    * ``"pairwise"`` (Hu et al. 2019): ``1/(t_plus[pos_i] * t_minus[pos_j])`` (a factor below 1e-16, or at a
+      position beyond the tables, counts as 1); the paper's pair cost ``c = |dZ| log(1 + exp(-sigma(s_i -
+      s_j)))`` is summed as ``Lp[pos_i] += c / t_minus[pos_j]``, ``Lm[pos_j] += c / t_plus[pos_i]`` (tracked
+      positions only) over all queries, and the returned factors are ``(Lp[p]/Lp[0]) ** (1/(1 + bias_norm))``
+      (likewise ``Lm``; unchanged when the position-0 sum is below 1e-16);
+    * ``"additive"`` (LightGBM): the gradients are those of ``scores + b[pos]``; then per position
+      ``G = -sum g - mu n b``, ``H = -sum h - mu n``, ``b += learning_rate G/(|H| + 0.001)``.
+
+    Returns ``(grad, hess, state)`` with grad/hess lists per query and ``state`` the new factors / biases.
+    """
+    grads, hesses = [], []
+    if bias == "pairwise":
+        size = len(t_plus)
+        lp, lm = [0.0] * size, [0.0] * size
+    for scores, labels, pos in queries:
+        if bias == "additive":
+            scores = [s + b[p] for s, p in zip(scores, pos)]
+        n = len(scores)
+        grad, hess = [0.0] * n, [0.0] * n
+        o = dict(opts)
+        if metric == "err" and o.get("max_label") is None:
+            o["max_label"] = max(max(lab) for _, lab, _ in queries)
+        for i in range(n):
+            for j in range(n):
+                if not labels[i] > labels[j]:
+                    continue
+                dz = pair_weight(scores, labels, i, j, metric, k, **o)
+                if bias == "ips":
+                    dz /= propensities[pos[i]]
+                elif bias == "pairwise":
+                    tracked = pos[i] < size and pos[j] < size
+                    tp = t_plus[pos[i]] if pos[i] < size else 1.0
+                    tm = t_minus[pos[j]] if pos[j] < size else 1.0
+                    fp = 1.0 / tp if tp >= 1e-16 else 1.0
+                    fm = 1.0 / tm if tm >= 1e-16 else 1.0
+                    if tracked:
+                        c = dz * math.log1p(math.exp(-sigma * (scores[i] - scores[j])))
+                        lp[pos[i]] += c * fm
+                        lm[pos[j]] += c * fp
+                    dz *= fp * fm
+                ranknet_force(scores, i, j, dz, sigma, grad, hess)
+        grads.append(grad)
+        hesses.append(hess)
+    state = None
+    if bias == "pairwise":
+        reg = 1.0 / (1.0 + bias_norm)
+        new_p = [(x / lp[0]) ** reg if lp[0] >= 1e-16 else t for x, t in zip(lp, t_plus)]
+        new_m = [(x / lm[0]) ** reg if lm[0] >= 1e-16 else t for x, t in zip(lm, t_minus)]
+        state = (new_p, new_m)
+    elif bias == "additive":
+        state = list(b)
+        for p in range(len(b)):
+            rows = [(g, h) for (_, _, pos), gq, hq in zip(queries, grads, hesses) for q_p, g, h in zip(pos, gq, hq)
+                    if q_p == p]
+            count = len(rows)
+            big_g = -sum(g for g, _ in rows) - regularization * count * b[p]
+            big_h = -sum(h for _, h in rows) - regularization * count
+            state[p] = b[p] + learning_rate * big_g / (abs(big_h) + 0.001)
+    return grads, hesses, state

@@ -42,7 +42,7 @@ LAYERS = [
 
 #: the public sub-namespaces (the API reference is built from these and the top level)
 NAMESPACES = ("objectives", "metrics", "adapters", "data", "checks", "validation", "catboost", "dask",
-              "diagnostics")
+              "diagnostics", "clicks")
 
 
 def _module_name(path):

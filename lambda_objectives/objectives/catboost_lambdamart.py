@@ -3,7 +3,7 @@ can train with (``preset="catboost"`` of the adapters).
 
 :func:`catboost_lambdamart_gradients` computes what CatBoost's ``LambdaMart`` loss (catboost >= 1.2.1,
 ``TLambdaMartError``) feeds its trees, per document; the formulas are in
-:mod:`lambda_objectives._kernels.catboost`. Their validation against the engine (the probe) is
+``lambda_objectives._kernels.catboost``. Their validation against the engine (the probe) is
 :mod:`lambda_objectives.catboost`, one layer up.
 """
 
@@ -66,9 +66,9 @@ def catboost_lambdamart_gradients(scores, labels, group_ptr, metric="ndcg", top=
 
     The weights per metric, the ``norm`` rule (``δ /= 0.01 + |Δs|``, then ``log2(1+S)/S`` per query)
     and the ranking (scores descending, ties in input order) are stated in
-    :mod:`lambda_objectives._kernels.catboost`. Only for NDCG and DCG is ``δ`` the |ΔZ| of a swap
+    ``lambda_objectives._kernels.catboost``. Only for NDCG and DCG is ``δ`` the ``|ΔZ|`` of a swap
     (linear gain by default: CatBoost's ``type=Base``; DCG is divided by the ideal DCG too); for MRR,
-    ERR and MAP it is not, see docs/reproducing.md, "CatBoost".
+    ERR and MAP it is not, see docs/reproducing/validate.md.
 
     Parameters
     ----------
