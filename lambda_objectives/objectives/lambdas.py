@@ -137,7 +137,7 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
         their round counter).
     **other_door
         Deprecated, for one release: ``metric`` ``"xendcg"``, ``"yetirank"``, ``"softmax"``, ``"listmle"`` or
-        ``"plrank"`` still reaches that objective's own function (:data:`OTHER_DOORS`: the same numbers as
+        ``"plrank"`` still reaches that objective's own function (``OTHER_DOORS``: the same numbers as
         before, ``seed`` / ``k`` passed on, ``beta`` / ``lambda_`` for softmax and ``ties`` for ListMLE taken
         here), with a ``FutureWarning`` naming it. Any other keyword is a ``TypeError``.
     normalize : {None, "lambdarank"}
