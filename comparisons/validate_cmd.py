@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ._cli import folds_arg, positive_int
 from ._machine import log
+from ._progress import Cells, Heartbeat
 from ._runner import run_isolated
 
 SETTINGS = [
@@ -150,10 +151,13 @@ def run(a):
     width = max([6] + [len(fold) for fold, _ in ds.train_files])  # a pooled folder's rows name its file
     log(f"{'fold':{width}s} {'setting':38s} {'result':5s} details")
     rows = []
+    cells = Cells("validate", len(ds.train_files) * len(SETTINGS))
     for fold, path in ds.train_files:
         fold = fold.ljust(width)
         for engine, name, params in SETTINGS:
-            r = _probe(engine, params, path, a.queries, a.seed)
+            with Heartbeat(f"{fold.strip()} {name}"):  # a line every 30 s while a probe trains
+                r = _probe(engine, params, path, a.queries, a.seed)
+            cells.done(f"{fold.strip()} {name}")
             rows.append({"fold": fold.strip(), "engine": engine, "setting": name, **r})
             status = "error: " + r["error"] if "error" in r else ("PASS" if r["passed"] else "FAIL")
             log(f"{fold:6s} {name:38s} {status:5s} max_abs={r.get('max_abs', float('nan')):.3g} "

@@ -11,6 +11,19 @@ import numpy as np
 from ._config import FLOAT
 
 
+def kernel_array(values, dtype=FLOAT):
+    """``values`` as the one array type a kernel is compiled for: ``dtype``, C-contiguous, aligned and
+    writeable (the user's own array when it already is; a copy only when it is not).
+
+    numba compiles one specialisation per argument type, and the type holds the dtype, the layout
+    and the read-only flag: a read-only array (a pandas column under copy-on-write, ``np.broadcast_to``,
+    a memory-mapped file) would compile every kernel it reaches a second time (seconds to tens of
+    seconds each). The copy costs one pass over the array (8 bytes a row for float64), far below a
+    kernel call; the kernels never write their inputs, so a writeable input stays untouched.
+    """
+    return np.require(values, dtype=dtype, requirements="CAW")
+
+
 def check_scores(scores, name="scores"):
     """Return ``scores`` as a contiguous 1-D float64 array (a copy only when needed).
 
@@ -30,7 +43,7 @@ def _finite_1d(values, name, n_rows, verb, unit="row", fix=""):
         raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
     if n_rows is not None and arr.shape[0] != n_rows:
         raise ValueError(f"length mismatch: {name} has {arr.shape[0]} {unit}s, scores have {n_rows}")
-    arr = np.ascontiguousarray(arr, dtype=FLOAT)
+    arr = kernel_array(arr)
     bad = ~np.isfinite(arr)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -109,7 +122,7 @@ def check_query_weights(weights, n_queries, name="query_weights"):
     """Return per-query weights as float64 (``None`` stays ``None``): finite and non-negative."""
     if weights is None:
         return None
-    arr = np.ascontiguousarray(np.asarray(weights, dtype=FLOAT).ravel())
+    arr = kernel_array(np.asarray(weights, dtype=FLOAT).ravel())
     if arr.shape[0] != n_queries:
         raise ValueError(f"{name} has {arr.shape[0]} entries, expected one per query ({n_queries})")
     if not np.all(np.isfinite(arr)) or np.any(arr < 0):
@@ -134,7 +147,7 @@ def check_query_inputs(scores, labels, group_ptr, query_weights=None):
     """``(scores, labels, group_ptr, query_weights)`` checked together, as every listwise or sampled
     objective takes them: float64 scores and labels, int64 query boundaries, per-query weights (ones
     when ``None``). Each check raises ``ValueError`` naming the problem."""
-    from .groups import check_group_ptr  # groups does not import checks: no cycle
+    from .groups import check_group_ptr  # groups imports this module at its top: import it here
 
     s = check_scores(scores)
     n = s.shape[0]
@@ -168,7 +181,7 @@ def check_sample_weight(weight, n, group_ptr=None, per="row", name="sample_weigh
     if arr.shape[0] != n:
         what = "documents (rows)" if per == "row" else "queries (XGBoost ranking weights are per query)"
         raise ValueError(f"{name} has {arr.shape[0]} values, expected one per {per}: {n} {what}{fix}")
-    arr = np.ascontiguousarray(arr, dtype=FLOAT)
+    arr = kernel_array(arr)
     bad = ~np.isfinite(arr) | (arr < 0) | (arr >= limit)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -221,7 +234,7 @@ def check_training_data(labels, group_ptr, weights=None, *, weights_per="row", l
     turns an inf label or weight into its float32 1e38 and a NaN into 0, which no later check can
     see). Returns float64 labels, int64 boundaries and float64 weights (or ``None``).
     """
-    from .groups import check_group_ptr  # groups does not import checks: no cycle
+    from .groups import check_group_ptr  # groups imports this module at its top: import it here
 
     src = f" passed to {engine}" if engine else ""
     y = check_labels(labels, np.shape(labels)[0], name="label",

@@ -7,6 +7,7 @@ callable; ``__call__`` has four, the ``lgb.train`` path uses the first two.
 
 import numpy as np
 
+from .._compile import announces_compilation
 from .._optional import require
 from .._sklearn import EngineRanker, check_X, require_queries
 from ..checks import check_labels, check_sample_weight
@@ -186,6 +187,7 @@ class LGBMLambdaRanker(EngineRanker):
         return lgb.Dataset(X, y, group=np.diff(ptr), weight=weight, reference=reference,
                            params={"verbose": -1}, free_raw_data=False)
 
+    @announces_compilation("LGBMLambdaRanker")  # a line on stderr while numba compiles (first run only)
     def fit(self, X, y, group=None, qid=None, sample_weight=None, eval_set=None, eval_group=None, eval_qid=None,
             eval_sample_weight=None, callbacks=None):
         """Train on ``X``, ``y`` and their queries (``group`` sizes, ``qid``, or a qid column of X).

@@ -39,6 +39,7 @@ from .._registry import REGISTRY
 from .._kernels import xendcg as xendcg_kernels
 from ..catboost_gradients import _check_options as check_catboost_options
 from ..catboost_gradients import catboost_lambdamart_gradients
+from ..checks import kernel_array
 from ..lambdas import lambda_gradients
 from ..xendcg import xendcg_gradients
 from ..plrank import plrank_gradients
@@ -132,17 +133,17 @@ def _prepare_lightgbm(obj, st, weights):
     st.update(label_gain=lg, kk=k, inv=inv, discount=disc, table=_sigmoid_table(obj.sigma),
               norm=bool(obj.kernel_options.get("norm", True)))
     st["doc_w"] = (np.zeros(1, ENGINE_FLOAT) if weights is None
-                   else np.ascontiguousarray(weights, dtype=ENGINE_FLOAT))
+                   else kernel_array(weights, ENGINE_FLOAT))
     st["use_w"] = weights is not None
 
 
 def _compute_lightgbm(obj, st, scores):
     if obj.metric == "xendcg":
-        xendcg_kernels.lgb_xendcg_driver(np.ascontiguousarray(scores, dtype=FLOAT), st["labels"], st["ptr"],
+        xendcg_kernels.lgb_xendcg_driver(kernel_array(scores), st["labels"], st["ptr"],
                                          st["states"], st["grad"], st["hess"])
         return st["grad"], st["hess"]
     table, tmin, tmax, factor = st["table"]
-    s = np.ascontiguousarray(scores, dtype=FLOAT)
+    s = kernel_array(scores)
     lgb_kernels.lgb_lambdarank(s, st["labels"], st["ptr"], st["label_gain"], st["discount"], st["inv"], st["kk"],
                                obj.sigma, st["norm"], table, tmin, tmax, factor, st["doc_w"], st["use_w"],
                                st["grad"], st["hess"])
@@ -239,7 +240,7 @@ def _prepare_xgboost(obj, st, weights):
     if obj.metric == "ndcg":
         xgb_kernels.xgb_inverse_idcg(gains, st["ptr"], k, disc, inv)
     # validated per query (checks.check_training_data)
-    gw = np.ones(n_q, np.float32) if weights is None else np.ascontiguousarray(weights, dtype=np.float32)
+    gw = np.ones(n_q, np.float32) if weights is None else kernel_array(weights, np.float32)
     st.update(pair_method=method, pairs=pairs, labels32=y32, gains=gains, discount=disc, kk=k, inv=inv, exp_gain=exp_gain, group_w=gw,
               w_norm=np.float32(float(n_q) / float(np.sum(gw.astype(np.float64)))),
               n_rel=np.zeros(st["n"], FLOAT), acc=np.zeros(st["n"], FLOAT),

@@ -5,6 +5,7 @@ import numpy as np
 
 from .._config import PTR
 from .._openmp import share_with_xgboost
+from .._compile import announces_compilation
 from .._optional import require
 from .._sklearn import EngineRanker, check_X, require_queries
 from ..checks import check_labels, check_sample_weight
@@ -245,6 +246,7 @@ class XGBLambdaRanker(EngineRanker):
                  score_metric="ndcg@10", **xgb_params):
         super().__init__(objective, n_estimators, eval_metric, early_stopping_rounds, score_metric, **xgb_params)
 
+    @announces_compilation("XGBLambdaRanker")  # a line on stderr while numba compiles (first run only)
     def fit(self, X, y, group=None, qid=None, sample_weight=None, eval_set=None, eval_group=None,
             eval_qid=None, verbose=False):
         """Train on rows already grouped by query (``group`` sizes, a sorted ``qid``, or a ``qid`` column of X).
