@@ -78,6 +78,8 @@ def compile_notice(what=None, stream=None):
     is printed when nothing compiles (a warm cache, ``NUMBA_DISABLE_JIT=1``). Yields the listener:
     ``.count`` compilations (nested included), ``.seconds`` spent in top-level ones.
     """
+    if what is not None and what not in COLD_SECONDS:
+        raise ValueError(f"what must be one of {sorted(COLD_SECONDS)} or None, got {what!r}")
     outer = getattr(_state, "notice", None)
     if outer is not None:
         yield outer
@@ -237,6 +239,15 @@ def warmup(stream=None, steps=None, jobs=1):
     the number of functions numba compiled (0 when the cache was warm). The inputs are a tiny
     synthetic set: nothing is computed for anyone.
     """
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
+    names = [name for name, _ in WARMUP_STEPS]
+    if steps is not None:
+        if isinstance(steps, str):
+            raise ValueError(f"steps must be a list of step names (or name prefixes), got the string {steps!r}")
+        bad = [p for p in steps if not isinstance(p, str) or not p.strip() or not any(n.startswith(p) for n in names)]
+        if bad:
+            raise ValueError(f"steps: no warm-up step starts with {', '.join(map(repr, bad))}; steps: {'; '.join(names)}")
     stream = sys.stderr if stream is None else stream
     todo = [name for name, _ in WARMUP_STEPS if steps is None or any(name.startswith(p) for p in steps)]
     t0 = time.perf_counter()

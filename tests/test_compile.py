@@ -254,15 +254,6 @@ def _read_only_install(tmp_path):
 
 
 # -- the warm-up -----------------------------------------------------------------------------------
-def test_warmup_cli_refuses_bad_arguments():
-    from lambda_objectives.__main__ import main
-
-    assert main([]) == 2
-    assert main(["warmup", "--only", "nosuchstep"]) == 2
-    assert main(["warmup", "--only", ""]) == 2
-    assert main(["warmup", "--only"]) == 2
-    assert main(["warm"]) == 2
-    assert main(["warmup", "--bogus"]) == 2
 
 
 def test_warmup_steps_name_every_step_once():
