@@ -18,12 +18,14 @@ def main(argv=None):
     sub = parser.add_subparsers(dest="command", metavar="command", required=True)
     w = sub.add_parser("warmup", help="compile every numba kernel a user can reach (first run only)",
                        description=__doc__.split("\n\n")[1])
-    w.add_argument("--jobs", type=_jobs, default=1,
+    w.add_argument("--jobs", type=int, default=1,
                    help="processes compiling at once (numba compiles on one core; 2 on a 2-core machine)")
     w.add_argument("--only", metavar="STEP", action="append",
                    help="run only the step whose name starts with STEP (repeatable); steps: " + "; ".join(names))
     try:
         args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+        if args.jobs < 1:
+            w.error(f"argument --jobs: expected an integer >= 1, got {args.jobs}")
         bad = [p for p in args.only or () if not p.strip() or not any(n.startswith(p) for n in names)]
         if bad:
             w.error(f"--only: no step starts with {', '.join(map(repr, bad))}; steps: {'; '.join(names)}")
@@ -31,16 +33,6 @@ def main(argv=None):
         return exc.code if isinstance(exc.code, int) else 2
     _compile.warmup(steps=args.only, jobs=args.jobs)
     return 0
-
-
-def _jobs(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
-    return value
 
 
 if __name__ == "__main__":

@@ -924,7 +924,7 @@ def test_normalised_inputs_give_the_same_bits_and_stay_untouched(kind):
     (["warmup", "--only", ""], r"no step starts with ''"),
     (["warmup", "--only"], r"expected one argument"),
     (["warmup", "--jobs", "0"], r"--jobs: expected an integer >= 1, got 0"),
-    (["warmup", "--jobs", "two"], r"--jobs: expected an integer >= 1, got 'two'"),
+    (["warmup", "--jobs", "two"], r"--jobs: invalid int value: .two."),
     (["warmup", "--bogus"], r"unrecognized arguments: --bogus"),
 ])
 def test_warmup_cli_refuses_bad_arguments(argv, pattern, capsys):
