@@ -11,10 +11,11 @@ with the extras each job needs (re-installing only when ``pyproject.toml`` chang
   environment when that is already installed.
   Compiles the numba kernels first (``python -m lambda_objectives warmup``: a line per step, quick
   when the cache is warm).
-* ``test``  - the warm-up (two processes), then the test suite (``pytest``) and, alongside it, the
-  pure-kernel tests again as plain Python (``NUMBA_DISABLE_JIT=1``) and with numba bounds checking
-  (``NUMBA_BOUNDSCHECK=1``), because numba raises no IndexError or ZeroDivisionError of its own. The suite's progress is shown as it runs (its whole output in ``.test-logs/suite.log``,
-  each kernel pass's in ``.test-logs/kernels-*.log``); its summary comes last.
+* ``test``  - the warm-up (two processes), then the test suite (``pytest``); from the start, beside
+  both, the pure-kernel tests again with numba bounds checking (``NUMBA_BOUNDSCHECK=1``) and as plain
+  Python (``NUMBA_DISABLE_JIT=1``), because numba raises no IndexError or ZeroDivisionError of its own.
+  The suite's progress is shown as it runs (its whole output in ``.test-logs/suite.log``, each
+  kernel pass's in ``.test-logs/kernels-*.log``); its summary comes last.
 """
 
 import hashlib
@@ -157,13 +158,25 @@ def test(args):
     ensure_env("test")
     env = dict(os.environ)
     LOGS.mkdir(exist_ok=True)
-    # Compile every kernel first, in two processes (numba compiles on one core): the suite then loads
-    # the cache instead of compiling kernels one after the other inside its tests, a line per step here.
+    # The kernel passes start at once, beside everything else: numba raises no IndexError or
+    # ZeroDivisionError of its own, so the kernels run bounds-checked (their own cache: other machine
+    # code, compiled while the warm-up compiles), then as plain Python (nothing to compile).
+    side = {}
+
+    def kernel_passes():
+        bounds = dict(env, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(ROOT / ".numba_boundscheck_cache"))
+        side["bounds"] = _kernel_pass("NUMBA_BOUNDSCHECK=1", bounds, LOGS / "kernels-boundscheck.log")
+        side["nojit"] = _kernel_pass("NUMBA_DISABLE_JIT=1", dict(env, NUMBA_DISABLE_JIT="1"), LOGS / "kernels-nojit.log")
+
+    passes = threading.Thread(target=kernel_passes, daemon=True)
+    passes.start()
+    # Every kernel compiled first, in two processes (numba compiles on one core): the suite then loads
+    # the cache instead of compiling kernels one after the other inside its tests (a line per step here).
     rc_warm = warmup()
-    # -rs: every skipped test says why (e.g. the real LETOR data is absent). The full suite runs in
-    # the background while the kernel passes run beside it, one after the other (on 2 cores the
-    # bounds-checked pass's compilation overlaps the warm suite). Its progress is shown as it comes; its whole output is in
-    # .test-logs/suite.log, and its summary is printed last, so its pytest summary is the last line CI reads.
+    # -rs: every skipped test says why (e.g. the real LETOR data is absent). The suite starts when the
+    # warm-up ends, the kernel passes still running beside it. Its progress is shown as it comes, its
+    # whole output is in .test-logs/suite.log, and everything after its progress (warnings, failures,
+    # the summary) is printed last, so its pytest summary is the last line CI reads.
     suite = [PY, "-m", "pytest", "-q", "-rs", *args]
     suite_log = LOGS / "suite.log"
     _print("+ " + " ".join(str(c) for c in suite) + f"  (the main suite: progress below, everything in {suite_log})")
@@ -173,12 +186,7 @@ def test(args):
         reader = _Suite(proc, log)
         reader.start()
         try:
-            # Kernels must stay valid Python (numba checks nothing there either).
-            rc_nojit = _kernel_pass("NUMBA_DISABLE_JIT=1", dict(env, NUMBA_DISABLE_JIT="1"),
-                                    LOGS / "kernels-nojit.log")
-            # Kernels must stay in bounds: numba itself checks nothing (its own cache: other machine code).
-            bounds = dict(env, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(ROOT / ".numba_boundscheck_cache"))
-            rc_bounds = _kernel_pass("NUMBA_BOUNDSCHECK=1", bounds, LOGS / "kernels-boundscheck.log")
+            passes.join()
             _print("waiting for the main suite")
             rc = proc.wait()
         finally:
@@ -186,7 +194,8 @@ def test(args):
                 proc.kill()
                 proc.wait()
         reader.finish()
-    return rc or rc_nojit or rc_bounds or rc_warm
+    failed = [code for code in (side.get("bounds", 1), side.get("nojit", 1), rc_warm) if code]
+    return rc or (failed[0] if failed else 0)
 
 
 def main(argv=None):
