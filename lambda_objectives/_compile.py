@@ -20,16 +20,17 @@ import time
 
 from numba.core import event
 
-#: Measured cold first calls (an empty ``NUMBA_CACHE_DIR``, 2-core machine loaded by other work,
-#: 2026-11-28; docs/user-guide.md "First run and compilation" has the table), in seconds: the "about
-#: N s" of each notice. ``"cli"`` is the whole warm-up (every kernel a command can reach).
+#: Measured cold first calls (an empty ``NUMBA_CACHE_DIR``, the 2-core machine, 2026-11-28, loaded by
+#: other work: load 2-3, MARTRanker 6; docs/user-guide.md "First run and compilation" has the table), in
+#: seconds: the "about N s" of each notice. ``"cli"``: no single figure (a command reaches anything from
+#: one objective to all of them), so its line names the warm-up instead.
 COLD_SECONDS = {
-    "lambda_gradients": 45,
-    "metric_values": 15,
+    "lambda_gradients": 46,
+    "metric_values": 17,
     "LGBMLambdaRanker": 45,
-    "XGBLambdaRanker": 200,
-    "MARTRanker": 120,
-    "cli": 600,
+    "XGBLambdaRanker": 197,
+    "MARTRanker": 300,
+    "cli": None,
 }
 
 _state = threading.local()
@@ -40,15 +41,15 @@ class _Notice(event.Listener):
     """Prints the line at the first top-level compilation (unless ``stream`` is None) and counts and times
     the compilations (top-level ones: a kernel's callees compile inside it)."""
 
-    def __init__(self, about, stream):
-        self.about, self.stream = about, stream
+    def __init__(self, about, stream, hint=""):
+        self.about, self.stream, self.hint = about, stream, hint
         self.depth, self.started, self.seconds, self.count = 0, None, 0.0, 0
 
     def on_start(self, ev):
         with _lock:
             if self.depth == 0:
                 if self.count == 0 and self.stream is not None:
-                    about = f", about {self.about:.0f} s" if self.about else ""
+                    about = f", about {self.about:.0f} s" if self.about else self.hint
                     print(f"compiling numba kernels (first run only{about}) ...", file=self.stream, flush=True)
                 self.started = time.perf_counter()
             self.depth += 1
@@ -85,7 +86,8 @@ def compile_notice(what=None, stream=None):
         yield outer
         return
     stream = sys.stderr if stream is None else stream
-    listener = _Notice(COLD_SECONDS.get(what) if what is not None else None, stream)
+    hint = "; `python -m lambda_objectives warmup` compiles everything once" if what == "cli" else ""
+    listener = _Notice(COLD_SECONDS.get(what) if what is not None else None, stream, hint)
     _state.notice = listener
     try:
         with event.install_listener("numba:compile", listener):
