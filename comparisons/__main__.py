@@ -51,12 +51,9 @@ def main(argv=None):
             args = module.check_args(p, args, argv[1:]) or args
     except SystemExit as exc:  # argparse's errors and --help: an exit code, not an exception
         return exc.code if isinstance(exc.code, int) else 2
-    from lambda_objectives._compile import compile_notice
-
     from ._cli import run_command
 
-    with compile_notice("cli"):  # a line on stderr while numba compiles (first run only); workers say their own
-        return run_command(module, args)  # the store's, --out's or a worker's failure: one line, exit 1
+    return run_command(module, args)  # the store's, --out's or a worker's failure: one line, exit 1
 
 
 _ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")

@@ -1,6 +1,7 @@
 """Compile once, and say so (issue #48): one specialisation per kernel, the compile notice, the warm-up
 and numba's cache location when the install folder is read-only."""
 
+import contextlib
 import io
 import json
 import os
@@ -182,12 +183,31 @@ def test_a_cold_cache_is_announced_and_a_warm_one_is_not(tmp_path):
     assert rc == 0 and warm == ""
 
 
+@pytest.mark.skipif(not JIT, reason="NUMBA_DISABLE_JIT=1: nothing compiles")
 def test_the_cli_says_when_it_compiles():
-    src = (ROOT / "comparisons" / "__main__.py").read_text()
-    assert 'with compile_notice("cli"):' in src
+    import types
+
     from comparisons import _runner
+    from comparisons._cli import run_command
+    from comparisons.runstore import RunError
 
     assert _runner._noticed(lambda a, b: a + b, 1, 2) == 3
+
+    @njit(cache=False)
+    def fresh(x):
+        return x + 3
+
+    def failing(args):
+        fresh(1)
+        raise RunError("the store cannot be written")
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert run_command(types.SimpleNamespace(run=failing), types.SimpleNamespace()) == 1
+    lines = err.getvalue().splitlines()
+    # the notice first, its end before the command's one error line, which stays the last
+    assert lines[0].startswith("compiling numba kernels (first run only; `python -m lambda_objectives warmup`")
+    assert lines[1].startswith("numba kernels compiled in") and lines[-1] == "error: the store cannot be written"
 
 
 # -- the read-only install -------------------------------------------------------------------------
