@@ -35,12 +35,21 @@ def require_queries(where, n_rows, group=None, qid=None, group_ptr=None):
     if group is None and qid is None and group_ptr is None:
         raise ValueError(f"{where}: no queries for these {n_rows} rows; a ranker never treats rows without "
                          f"query ids as one query: {HOW_TO_PASS_QUERIES}")
-    return resolve_group_ptr(n_rows, group=group, group_ptr=group_ptr, qid=qid)
+    try:
+        return resolve_group_ptr(n_rows, group=group, group_ptr=group_ptr, qid=qid)
+    except ValueError as exc:
+        if "not contiguous" in str(exc):
+            raise ValueError(f"{where}: {exc}{SCATTERED}") from None
+        raise
 
 
 #: what the cut-query error tells the user to do instead
 SPLIT_BY_QUERY = ("split by query, never by row: cv=GroupKFold(n) or GroupShuffleSplit(...) with groups=qid "
                   "(GridSearchCV(...).fit(X, y, groups=qid), cross_val_score(..., groups=qid))")
+
+#: what the rankers add to a query-order error: inside cross-validation it means a row splitter
+SCATTERED = ("; inside GridSearchCV / cross_val_score this means a row splitter (ShuffleSplit, KFold(shuffle=True), "
+             f"train_test_split on rows) scattered each query's rows: {SPLIT_BY_QUERY}")
 
 _MIX1, _MIX2, _GOLDEN = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), np.uint64(0x9E3779B97F4A7C15)
 
@@ -131,6 +140,25 @@ class TrainingQueries:
             return None
         ptr = np.asarray(group_ptr)
         return cls(np.asarray(qid)[ptr[:-1]], np.diff(ptr), query_fingerprints(X, ptr))
+
+    @staticmethod
+    def to_json(queries):
+        """``queries`` (a :class:`TrainingQueries` or ``None``) as JSON values, for the rankers'
+        model files: qid values as Python values, fingerprints as integers."""
+        if queries is None:
+            return None
+        return {"qid": queries.qid.tolist(), "n_rows": queries.n_rows.tolist(),
+                "fingerprint": [int(v) for v in queries.fingerprint]}
+
+    @classmethod
+    def from_json(cls, doc):
+        """The inverse of :meth:`to_json`; ``ValueError`` for lists of different lengths."""
+        if doc is None:
+            return None
+        qid, n_rows, prints = doc["qid"], doc["n_rows"], doc["fingerprint"]
+        if not len(qid) == len(n_rows) == len(prints):
+            raise ValueError("train_queries_ holds lists of different lengths")
+        return cls(np.asarray(qid), np.asarray(n_rows, dtype=np.int64), np.asarray(prints, dtype=np.uint64))
 
     def check(self, where, X, qid, group_ptr):
         """Raise ``ValueError`` when a scored query of ``X``/``qid`` is cut between fit and score.
@@ -223,25 +251,20 @@ class EngineRanker(BaseEstimator):
             raise NotFittedError(f"{type(self).__name__} is not fitted; call fit first")
 
     def _input(self, X):
-        """``X`` for :meth:`predict`: its qid column dropped, checked, with the fitted width."""
+        """``X`` for :meth:`predict`/:meth:`score`: its qid column dropped, checked, with the fitted
+        width and feature names (:func:`check_X` with ``est``: scikit-learn's rules)."""
         self._check_fitted()
-        X = check_X(split_qid_column(X, None)[0])
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
-                             f"{self.n_features_in_} features as input")
-        return X
+        return check_X(split_qid_column(X, None)[0], self)
 
-    def _fitted(self, X, names, best_iteration, qid, group_ptr):
+    def _fitted(self, X, best_iteration, n_used, qid, group_ptr):
         """The fitted attributes both engines' rankers set the same way (``train_queries_``: the
-        training queries that :meth:`score` compares with, ``None`` when they came as sizes)."""
+        training queries that :meth:`score` compares with, ``None`` when they came as sizes;
+        ``n_features_in_``/``feature_names_in_`` were set by ``check_X(X, self, reset=True)``).
+        ``best_iteration_`` is in the engine's convention; ``best_score_`` holds each recorded
+        metric after the ``n_used`` rounds :meth:`predict` uses."""
         self.train_queries_ = TrainingQueries.record(X, qid, group_ptr)
-        self.n_features_in_ = X.shape[1]
-        if names is not None and all(isinstance(c, str) for c in names):
-            self.feature_names_in_ = np.asarray(names, dtype=object)
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
         self.best_iteration_ = int(best_iteration)
-        self.best_score_ = {name: {m: v[self.best_iteration_ - 1] for m, v in hist.items()}
+        self.best_score_ = {name: {m: v[n_used - 1] for m, v in hist.items()}
                             for name, hist in self.evals_result_.items()}
 
     def score(self, X, y, qid=None, group=None, *, new_queries=False):
@@ -255,7 +278,7 @@ class EngineRanker(BaseEstimator):
         X = self._input(X)
         ptr = require_queries(f"{type(self).__name__}.score", X.shape[0], group=group, qid=qid)
         check_scored_queries(self, f"{type(self).__name__}.score", X, qid, ptr, new_queries)
-        s = self.predict(X)
+        s = self._predict(X)
         return float(np.mean(metric_values(s, y, ptr, self.score_metric)))
 
 
@@ -276,8 +299,47 @@ def check_scored_queries(est, where, X, qid, group_ptr, new_queries=False):
         fitted.check(where, X, qid, group_ptr)
 
 
-def check_X(X):
-    """Features as a numeric 2-D array or CSR matrix; NaN allowed (the engines' missing values)."""
-    from sklearn.utils.validation import check_array
+def check_below(values, limit, name, where, fix):
+    """``values`` (checked finite), refused (``ValueError`` naming ``where``, ``name``, the row and
+    ``fix``) from ``limit`` on: where an engine's float32 copy holds inf (XGBoost) or stores inf
+    (LightGBM's 1e38), so the number would not reach the engine as given."""
+    big = np.abs(values) >= limit
+    if big.any():
+        i = int(np.flatnonzero(big)[0])
+        raise ValueError(f"{where}: {name} of row {i} is {values[i]:g}{fix}")
+    return values
 
-    return check_array(X, accept_sparse="csr", dtype="numeric", ensure_all_finite="allow-nan")
+
+def check_X(X, est=None, reset=False, where=None):
+    """Features as a numeric 2-D array or CSR matrix; NaN allowed (the engines' missing values).
+
+    With an estimator ``est``, scikit-learn's ``validate_data``: ``reset=True`` (``fit``) records
+    ``n_features_in_`` and, for a DataFrame with string column names, ``feature_names_in_`` (the
+    qid column was split off before: it is never a feature); ``reset=False`` (``predict``,
+    ``score``) raises ``ValueError`` for another width or other column names or order, and warns
+    (``UserWarning``) for a frame after fitting on an array or the reverse, as scikit-learn's own
+    estimators do. With ``where`` instead (an eval set of ``fit``, checked against ``est``'s
+    fitted names): a frame whose columns are not the training frame's, in its order, raises
+    ``ValueError`` naming ``where``; an array there is not compared (the engines take eval sets
+    by position).
+    """
+    from sklearn.utils.validation import check_array, validate_data
+
+    options = {"accept_sparse": "csr", "dtype": "numeric", "ensure_all_finite": "allow-nan"}
+    if est is None:
+        return check_array(X, **options)
+    if where is not None:
+        fitted = getattr(est, "feature_names_in_", None)
+        names = getattr(X, "columns", None)
+        if fitted is not None and names is not None and list(names) != list(fitted):
+            extra = [c for c in names if c not in set(fitted)]
+            missing = [c for c in fitted if c not in set(names)]
+            how = (f"unseen {extra[:5]}" if extra else "") + (", " if extra and missing else "") + \
+                (f"missing {missing[:5]}" if missing else "")
+            raise ValueError(f"{where}: its feature names should match those of the training data ("
+                             f"{how or 'the same columns in another order'})")
+        X = check_array(X, **options)
+        if X.shape[1] != est.n_features_in_:
+            raise ValueError(f"{where} has {X.shape[1]} features, the training data {est.n_features_in_}")
+        return X
+    return validate_data(est, X, reset=reset, **options)

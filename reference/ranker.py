@@ -11,7 +11,7 @@ from sklearn.exceptions import NotFittedError
 
 from lambda_objectives import numba_threads
 from lambda_objectives._compile import announces_compilation
-from lambda_objectives._sklearn import TrainingQueries, check_scored_queries, require_queries
+from lambda_objectives._sklearn import TrainingQueries, check_scored_queries, check_X, require_queries
 from lambda_objectives.groups import split_qid_column
 
 from .binning import BinMapper
@@ -19,7 +19,8 @@ from .grower import GROWTH, NODE_DTYPE, TreeGrower, predict_binned, root_histogr
 from .losses import OBJECTIVES, XENDCG, Lambda, LeastSquares, Listwise, Logistic, McRank, YetiRank
 from .splitting import CRITERIA
 
-FORMAT_VERSION = 1
+#: 2: best_iteration_, feature names and training queries saved (version 1 lost them)
+FORMAT_VERSION = 2
 HISTORY_METRICS = ("ndcg@1", "ndcg@3", "ndcg@10", "err@10")
 
 
@@ -65,8 +66,11 @@ class MARTRanker(BaseEstimator):
     best_iteration_, best_score_ (``{set: {metric: value}}`` at the best iteration),
     evals_result_ (``{set: {metric: [values per iteration]}}``, the same as ``history_``),
     train_queries_ (the training queries' qid values, row counts and row fingerprints, which
-    :meth:`score` compares with; ``None`` when ``fit`` got ``group``/``group_ptr``, which carry no ids;
-    not saved by :meth:`save`).
+    :meth:`score` compares with; ``None`` when ``fit`` got ``group``/``group_ptr``, which carry no ids).
+    :meth:`save` keeps them all (format 2). ``feature_names_in_`` (the qid column excluded) and
+    ``n_features_in_`` follow scikit-learn's rules: :meth:`predict`/:meth:`score` raise its
+    ``ValueError`` for other columns or another order, and warn for an array after a DataFrame fit
+    or the reverse.
 
     Notes
     -----
@@ -217,7 +221,9 @@ class MARTRanker(BaseEstimator):
             history_loss=True, history_metrics=HISTORY_METRICS, history_options=None, verbose=False, bin_mapper=None):
         """Fit on ``X`` (dense or scipy sparse), ``y`` and the queries (``group`` sizes, ``qid`` or ``group_ptr``).
 
-        ``eval_set``: list of ``(X, y, group)`` (or ``(X, y)`` with ``eval_group``); history
+        ``eval_set``: list of ``(X, y, group)`` (or ``(X, y)`` with ``eval_group``, a list with one
+        entry per eval set; a 3-tuple whose ``eval_group`` entry is not ``None`` raises, since one of
+        the two would be ignored); history
         (NDCG@1/3/10, ERR@10 — NaN when labels are not integer grades — and the loss) is recorded
         on the training data and on each of them; ``history_metrics`` names other metrics to record
         (``"err"`` for full-list ERR...) and ``history_options`` passes metric options to
@@ -227,7 +233,9 @@ class MARTRanker(BaseEstimator):
         correction, to add to the base model's scores); otherwise the loss's optimal constant. Early stopping
         watches ``eval_metric`` on the last eval set: one of ``history_metrics`` (maximised) or
         ``"loss"`` (minimised); a name that is not recorded, or that the eval labels cannot score,
-        raises ``ValueError`` before training. ``init_score``/``eval_init_score`` are copied, never modified.
+        raises ``ValueError`` before training. ``init_score`` (one finite score per row) and
+        ``eval_init_score`` (a list with one such array, or ``None``, per eval set) are copied, never
+        modified; a scalar, a short list or a wrong length raises naming the argument.
 
         ``history_loss``: ``True`` records the loss on every set, ``"train"`` on the training data only
         (the eval sets' ``"loss"`` then holds NaN, as with ``False`` for every set). The training loss
@@ -263,8 +271,7 @@ class MARTRanker(BaseEstimator):
         if y is None:
             raise ValueError("MARTRanker requires y to be passed, but the target y is None")
         X, qid = split_qid_column(X, qid)
-        names = getattr(X, "columns", None)
-        X = _as_matrix(X)
+        X = _as_matrix(X, self, reset=True)  # n_features_in_, feature_names_in_ (scikit-learn's rules)
         y = check_labels(y, X.shape[0], name="y")
         ptr = require_queries("MARTRanker.fit", X.shape[0], group=group, group_ptr=group_ptr, qid=qid)
         if early_stopping_rounds is not None:
@@ -281,12 +288,9 @@ class MARTRanker(BaseEstimator):
                 raise ValueError(f"eval_metric {eval_metric!r} is not recorded, so early stopping could not watch it: "
                                  f"use one of history_metrics {list(history_metrics)} or 'loss', or add it to "
                                  "history_metrics")
-        self.n_features_ = self.n_features_in_ = X.shape[1]
+        eval_set, eval_group, eval_init_score = _eval_arguments(eval_set, eval_group, eval_init_score)
+        self.n_features_ = self.n_features_in_
         self.train_queries_ = TrainingQueries.record(X, qid, ptr)
-        if names is not None and all(isinstance(c, str) for c in names):
-            self.feature_names_in_ = np.asarray(names, dtype=object)
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
         if bin_mapper is None:
             bin_mapper = BinMapper(self.max_bin)
         elif not isinstance(bin_mapper, BinMapper) or bin_mapper.max_bin != self.max_bin:
@@ -306,14 +310,12 @@ class MARTRanker(BaseEstimator):
         sets = [("train", binned, y, ptr, None)]
         for i, es in enumerate(eval_set or []):
             Xe, qe = split_qid_column(es[0], None)
-            Xe, ye = _as_matrix(Xe), es[1]
-            ge = es[2] if len(es) > 2 else (eval_group[i] if eval_group is not None else None)
-            if Xe.shape[1] != self.n_features_:
-                raise ValueError(f"eval set {i} has {Xe.shape[1]} features, training data has {self.n_features_}")
+            Xe, ye = _as_matrix(Xe, self, where=f"eval set {i}"), es[1]
             ye = check_labels(ye, Xe.shape[0], name=f"eval set {i} y")
-            pe = require_queries(f"MARTRanker.fit eval_set[{i}]", Xe.shape[0], group=ge, qid=qe)
+            pe = require_queries(f"MARTRanker.fit eval_set[{i}]", Xe.shape[0], group=es[2] if len(es) > 2 else eval_group[i],
+                                 qid=qe)
             sets.append((f"valid_{i}", self.bin_mapper_.transform(Xe), ye, pe,
-                         None if eval_init_score is None else eval_init_score[i]))
+                         _init_scores(eval_init_score[i], Xe.shape[0], f"eval_init_score[{i}]")))
         from lambda_objectives import parse_metric
 
         for m in history_metrics:
@@ -332,9 +334,7 @@ class MARTRanker(BaseEstimator):
         F = loss.init_score(y, ptr).astype(np.float64)
         if init_score is not None:
             # a copy: the boosting loop adds to F in place, and the caller's array is theirs
-            base = np.array(init_score, dtype=np.float64)
-            if base.shape[0] != X.shape[0]:
-                raise ValueError(f"init_score has {base.shape[0]} rows, X has {X.shape[0]}")
+            base = _init_scores(init_score, X.shape[0], "init_score")
             F = base.reshape(F.shape) if F.ndim == 1 else np.repeat(base[:, None], F.shape[1], axis=1)
             self.base_score_ = None
         else:
@@ -462,7 +462,9 @@ class MARTRanker(BaseEstimator):
     # ------------------------------------------------------------------ prediction
     def raw_predict(self, X, n_iterations=None):
         """Scores per column (``(n, n_classes)`` for McRank)."""
-        X = self._input(X)
+        return self._raw_predict(self._input(X), n_iterations)
+
+    def _raw_predict(self, X, n_iterations):
         binned = self.bin_mapper_.transform(X)
         if n_iterations is None:
             n_it = getattr(self, "best_iteration_", None) or len(self.trees_)
@@ -489,8 +491,12 @@ class MARTRanker(BaseEstimator):
 
     def predict(self, X, n_iterations=None):
         """Ranking scores (McRank: the expected grade Σ k p_k)."""
+        return self._predict(self._input(X), n_iterations)
+
+    def _predict(self, X, n_iterations=None):
+        """:meth:`predict` of checked features ``X``."""
         with numba_threads(self.n_threads):
-            raw = self.raw_predict(X, n_iterations)
+            raw = self._raw_predict(X, n_iterations)
         if self.objective == "mcrank":
             return McRank(self.n_columns_).ranking_scores(raw)
         return raw
@@ -511,7 +517,7 @@ class MARTRanker(BaseEstimator):
         X = self._input(X)
         ptr = require_queries("MARTRanker.score", X.shape[0], group=group, qid=qid)
         check_scored_queries(self, "MARTRanker.score", X, qid, ptr, new_queries)
-        s = self.predict(X)
+        s = self._predict(X)
         return mean_metric(s, y, ptr, self.score_metric)
 
     def __sklearn_tags__(self):
@@ -563,18 +569,27 @@ class MARTRanker(BaseEstimator):
         return "\n".join(lines)
 
     def save(self, path):
-        """Write the model as JSON (format version, parameters, bins, trees)."""
+        """Write the model as JSON: format version, parameters, bins, trees and every fitted attribute
+        :meth:`predict` and :meth:`score` read (``best_iteration_``, ``n_features_in_``,
+        ``feature_names_in_``, ``train_queries_``), with ``best_score_`` and ``history_``, so that
+        :meth:`load` returns a model predicting the same bits."""
         self._check_fitted()
+        names = self.feature_names_in_.tolist() if hasattr(self, "feature_names_in_") else None
         doc = {"format": "lambda_objectives.reference.MARTRanker", "version": FORMAT_VERSION,
                "params": self.get_params(), "n_features": self.n_features_, "n_columns": self.n_columns_,
                "base_score": self.base_score_, "bins": self.bin_mapper_.to_dict(),
+               "best_iteration": self.best_iteration_, "feature_names": names,
+               "train_queries": TrainingQueries.to_json(getattr(self, "train_queries_", None)),
+               "best_score": getattr(self, "best_score_", {}), "history": getattr(self, "history_", {}),
                "trees": [[{f: t[f].tolist() for f in NODE_DTYPE.names} for t in rnd] for rnd in self.trees_]}
         with open(path, "w") as fh:
             json.dump(doc, fh)
 
     @classmethod
     def load(cls, path):
-        """Read a model written by :meth:`save`; another format or version raises ``ValueError``."""
+        """Read a model written by :meth:`save`. Another format, another version (a file from before
+        version 2 lacks ``best_iteration_``, so it would predict with every tree after early
+        stopping: re-fit and save it again) or a damaged file raises ``ValueError``."""
         with open(path) as fh:
             try:
                 doc = json.load(fh)
@@ -584,21 +599,54 @@ class MARTRanker(BaseEstimator):
             raise ValueError(f"{path}: not a MARTRanker model file")
         if doc.get("version") != FORMAT_VERSION:
             raise ValueError(f"{path}: model format version {doc.get('version')} is not supported "
-                             f"(this version reads {FORMAT_VERSION})")
+                             f"(this version reads {FORMAT_VERSION})"
+                             + ("; files of version 1 did not keep best_iteration_ (a model fitted with early "
+                                "stopping would predict with every tree): fit and save the model again"
+                                if doc.get("version") == 1 else ""))
+        try:
+            model = cls._from_doc(doc)
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            what = f"no {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
+            raise ValueError(f"{path}: a damaged MARTRanker model file ({what})") from None
+        return model
+
+    @classmethod
+    def _from_doc(cls, doc):
         model = cls(**doc["params"])
-        model.n_features_ = model.n_features_in_ = doc["n_features"]
-        model.n_columns_ = doc["n_columns"]
+        model.n_features_ = model.n_features_in_ = int(doc["n_features"])
+        model.n_columns_ = int(doc["n_columns"])
         model.base_score_ = doc["base_score"]
         model.bin_mapper_ = BinMapper.from_dict(doc["bins"])
         model.trees_ = []
         for rnd in doc["trees"]:
+            if len(rnd) != model.n_columns_:
+                raise ValueError(f"a round of {len(rnd)} trees for {model.n_columns_} score columns")
             trees = []
             for t in rnd:
                 arr = np.zeros(len(t["feature"]), dtype=NODE_DTYPE)
                 for f in NODE_DTYPE.names:
                     arr[f] = t[f]
+                inner = arr["feature"] >= 0
+                if arr.size == 0 or arr["feature"].max() >= model.n_features_ or \
+                        (inner & ((arr["left"] >= arr.size) | (arr["right"] >= arr.size) | (arr["left"] < 0)
+                                   | (arr["right"] < 0))).any():
+                    raise ValueError("a tree whose nodes point outside it or to a feature the model does not have")
                 trees.append(arr)
             model.trees_.append(trees)
+        best = doc["best_iteration"]
+        if isinstance(best, bool) or not isinstance(best, int) or not 0 <= best <= len(model.trees_):
+            raise ValueError(f"best_iteration {best!r} for {len(model.trees_)} rounds")
+        model.best_iteration_ = best
+        names = doc["feature_names"]
+        if names is not None:
+            if len(names) != model.n_features_:
+                raise ValueError(f"{len(names)} feature names for {model.n_features_} features")
+            model.feature_names_in_ = np.asarray(names, dtype=object)
+        if len(model.bin_mapper_.thresholds_) != model.n_features_:
+            raise ValueError(f"bins for {len(model.bin_mapper_.thresholds_)} features, not {model.n_features_}")
+        model.train_queries_ = TrainingQueries.from_json(doc["train_queries"])
+        model.best_score_ = doc["best_score"]
+        model.history_ = model.evals_result_ = doc["history"]
         return model
 
     def _check_fitted(self):
@@ -606,13 +654,10 @@ class MARTRanker(BaseEstimator):
             raise NotFittedError("this MARTRanker is not fitted yet; call fit first")
 
     def _input(self, X):
-        """``X`` for prediction and scoring: its qid column dropped, checked, with the fitted width."""
+        """``X`` for prediction and scoring: its qid column dropped, checked, with the fitted width and
+        feature names (scikit-learn's rules: ``ValueError`` for other columns or another order)."""
         self._check_fitted()
-        X = _as_matrix(split_qid_column(X, None)[0])
-        if X.shape[1] != self.n_features_:
-            raise ValueError(f"X has {X.shape[1]} features, but MARTRanker is expecting {self.n_features_} "
-                             "features as input (the number it was fitted on)")
-        return X
+        return _as_matrix(split_qid_column(X, None)[0], self)
 
 
 def _scorable(metrics, y, ptr, options, name):
@@ -656,8 +701,59 @@ def _add_round(trees, binned, S, leaf_rows=None):
             S[:, c] += col
 
 
-def _as_matrix(X):
-    """X as a numeric 2-D array or CSR matrix: NaN allowed (the missing-value bin), inf rejected."""
-    from sklearn.utils.validation import check_array
+def _as_matrix(X, est=None, reset=False, where=None):
+    """X as a numeric 2-D array or CSR matrix: NaN allowed (the missing-value bin), inf rejected;
+    with ``est``, its width and feature names recorded (``reset``) or compared as scikit-learn
+    does (see :func:`lambda_objectives._sklearn.check_X`)."""
+    return check_X(X, est, reset, where)
 
-    return check_array(X, accept_sparse="csr", dtype="numeric", ensure_all_finite="allow-nan")
+
+def _eval_arguments(eval_set, eval_group, eval_init_score):
+    """``eval_set`` as a list of 2- or 3-tuples with ``eval_group``/``eval_init_score`` as lists of
+    its length (``None`` entries where not given). Raises before training, naming the argument: a
+    set carrying its queries (a 3-tuple) with an ``eval_group`` entry too (one of the two would be
+    ignored), lists of another length than ``eval_set``, a scalar where a list belongs."""
+    sets = [] if eval_set is None else eval_set
+    if isinstance(sets, tuple) and len(sets) in (2, 3) and not isinstance(sets[0], (tuple, list)):
+        raise TypeError("eval_set must be a list of (X, y) or (X, y, group) tuples, got one tuple: "
+                        "wrap it in a list, eval_set=[(X_val, y_val, group_val)]")
+    sets = list(sets)
+    for i, es in enumerate(sets):
+        if not isinstance(es, (tuple, list)) or len(es) not in (2, 3):
+            raise TypeError(f"eval_set[{i}] must be an (X, y) or (X, y, group) tuple, got "
+                            f"{type(es).__name__}" + (f" of length {len(es)}" if isinstance(es, (tuple, list)) else ""))
+
+    def per_set(value, name):
+        if value is None:
+            return [None] * len(sets)
+        if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or np.ndim(value) == 0:
+            raise TypeError(f"{name} must be a list with one entry per eval set ({len(sets)}), got {value!r}")
+        value = list(value)
+        if len(value) != len(sets):
+            raise ValueError(f"{name} has {len(value)} entries for {len(sets)} eval sets: give one per eval set "
+                             "(None where not needed)")
+        return value
+
+    groups, inits = per_set(eval_group, "eval_group"), per_set(eval_init_score, "eval_init_score")
+    for i, es in enumerate(sets):
+        if len(es) == 3 and groups[i] is not None:
+            raise ValueError(f"eval_set[{i}] carries its queries (a 3-tuple) and eval_group[{i}] gives them again: "
+                             "pass them once, in the tuple or in eval_group")
+    return sets, groups, inits
+
+
+def _init_scores(init, n, name):
+    """A float64 copy of ``init`` (one finite score per row of ``n``; ``None`` kept), else ``ValueError``
+    naming ``name``: the boosting loop adds to it in place, and the caller's array is theirs."""
+    if init is None:
+        return None
+    base = np.array(init, dtype=np.float64)
+    if base.ndim == 0 or base.shape[0] != n or base.size != n:
+        raise ValueError(f"{name} must hold one score per row ({n} rows), got "
+                         + (f"the scalar {init!r}" if base.ndim == 0 else f"shape {base.shape}"))
+    base = base.reshape(n)
+    bad = ~np.isfinite(base)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name} must be finite, row {i} is {base[i]!r}")
+    return base

@@ -477,7 +477,8 @@ def test_xgb_ranker_params_clone_and_fitted_attributes():
     assert r.n_features_in_ == 5 and list(r.feature_names_in_) == [f"f{i}" for i in range(5)]
     assert r.feature_importances_.shape == (5,) and r.feature_importances_.sum() == pytest.approx(1.0)
     hist = r.evals_result_["validation_0"]["err@10"]
-    assert r.best_score_["validation_0"]["err@10"] == hist[r.best_iteration_ - 1] == max(hist)
+    # XGBoost's convention (issue #48): best_iteration_ is 0-based, as XGBRanker.best_iteration
+    assert r.best_score_["validation_0"]["err@10"] == hist[r.best_iteration_] == max(hist)
     np.testing.assert_array_equal(r.predict(df), r.predict(d.X))  # the qid column is not a feature
     assert r.score(df, d.y) == pytest.approx(r.score(d.X, d.y, qid=d.qid))
     with pytest.raises(ValueError, match="per query"):
@@ -767,6 +768,151 @@ def test_lightgbm_metric_names_do_not_clash_and_weights_count_as_in_the_engines(
     assert abs(unweighted - native["t"]["ndcg@5"][-1]) > 1e-4  # the weights matter here
     with pytest.raises(ValueError, match="weights for"):
         xgboost_metric("ndcg@5")(bx.predict(dm), xgb.DMatrix(d.X, d.y, group=d.group, weight=np.ones(d.n_queries + 1)))
+
+
+@pytest.fixture(scope="module")
+def stopping_frames():
+    d, df = _ranking_frame(seed=2)
+    v, dv = _ranking_frame(seed=3, n_q=30)
+    dv["qid"] += 1000
+    return d, df, v, dv
+
+
+def test_xgb_ranker_best_iteration_is_xgboosts_0_based_index(stopping_frames):
+    """Issue #48: best_iteration_ counted trees from 1 where XGBRanker.best_iteration and
+    Booster.best_iteration are 0-based. On the same data, both estimators' best iteration is the
+    0-based argmax of their own eval history; predict uses rounds 0..best_iteration_."""
+    d, df, v, dv = stopping_frames
+    r = XGBLambdaRanker(n_estimators=40, nthread=1, eta=0.5, early_stopping_rounds=3).fit(df, d.y, eval_set=[(dv, v.y)])
+    ours = r.evals_result_["validation_0"]["ndcg@10"]
+    native = xgb.XGBRanker(n_estimators=40, eta=0.5, early_stopping_rounds=3, eval_metric="ndcg@10", nthread=1)
+    native.fit(d.X, d.y, qid=d.qid, eval_set=[(v.X, v.y)], eval_qid=[v.qid])
+    theirs = native.evals_result()["validation_0"]["ndcg@10"]
+    assert native.best_iteration == int(np.argmax(theirs)) == len(theirs) - 4  # XGBoost's own convention
+    assert r.best_iteration_ == r.best_iteration == r.get_booster().best_iteration == int(np.argmax(ours)) \
+        == len(ours) - 4
+    assert r.best_score_["validation_0"]["ndcg@10"] == max(ours)
+    np.testing.assert_array_equal(r.predict(dv), r.get_booster().predict(
+        xgb.DMatrix(v.X), output_margin=True, iteration_range=(0, r.best_iteration_ + 1)))
+    assert r.get_booster() is r.booster_
+    # without early stopping: the last round, every tree used; XGBoost's own attribute is undefined there
+    full = XGBLambdaRanker(n_estimators=6, nthread=1).fit(df, d.y)
+    assert full.best_iteration_ == 5
+    with pytest.raises(AttributeError, match="early stopping"):
+        full.best_iteration
+    with pytest.raises(AttributeError, match="early stopping"):
+        xgb.XGBRanker(n_estimators=6, nthread=1).fit(d.X, d.y, qid=d.qid).best_iteration
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        XGBLambdaRanker().get_booster()
+
+
+@pytest.mark.parametrize("suffix", [".json", ".ubj"])
+@pytest.mark.parametrize("stopping", [None, 3])
+def test_xgb_ranker_save_model_load_model_round_trip(tmp_path, stopping_frames, suffix, stopping):
+    d, df, v, dv = stopping_frames
+    r = XGBLambdaRanker(n_estimators=20, nthread=1, eta=0.5, early_stopping_rounds=stopping)
+    r.fit(df, d.y, eval_set=[(dv, v.y)] if stopping else None)
+    path = tmp_path / f"m{suffix}"
+    r.save_model(path)
+    assert r.get_booster().attr("lambda_objectives") is None  # the metadata lives in the file only
+    back = XGBLambdaRanker(nthread=1).load_model(path)
+    np.testing.assert_array_equal(back.predict(dv), r.predict(dv))  # the same bits, at the best iteration
+    assert (back.best_iteration_, back.best_score_, back.n_features_in_) == \
+        (r.best_iteration_, r.best_score_, r.n_features_in_)
+    assert list(back.feature_names_in_) == [f"f{i}" for i in range(5)]
+    assert back.score(dv, v.y) == r.score(dv, v.y) and back.score(df, d.y) == r.score(df, d.y)
+    with pytest.raises(ValueError, match="cut between fit and score"):
+        back.score(df.iloc[3:], d.y[3:])  # the training queries came back
+    with pytest.raises(ValueError, match="same order"):
+        back.predict(dv[["f4", "f3", "f2", "f1", "f0", "qid"]])
+    # a bare Booster file (Booster.save_model): trees and XGBoost's best_iteration, no names
+    r.get_booster().save_model(tmp_path / f"bare{suffix}")
+    bare = XGBLambdaRanker().load_model(tmp_path / f"bare{suffix}")
+    assert bare.best_iteration_ == r.best_iteration_ and not hasattr(bare, "feature_names_in_")
+    np.testing.assert_array_equal(bare.predict(v.X), r.predict(dv))
+
+
+def test_xgb_ranker_load_model_refuses_another_estimator_or_damaged_metadata(tmp_path, stopping_frames):
+    import json
+
+    d, df, _, _ = stopping_frames
+    r = XGBLambdaRanker(n_estimators=3, nthread=1).fit(df, d.y)
+    b = r.get_booster()
+    meta = {"estimator": "XGBLambdaRanker", "version": 1, "best_iteration_": 2, "best_score_": {},
+            "n_features_in_": 5, "feature_names_in_": None, "train_queries_": None}
+    for change, exc, pattern in [({"estimator": "Other"}, TypeError, "saved by 'Other'"),
+                                 ({"version": 9}, ValueError, "version 9 is not supported"),
+                                 ({"best_iteration_": 3}, ValueError, "damaged.*best_iteration_ 3 of 3 rounds"),
+                                 ({"n_features_in_": 4}, ValueError, "damaged.*4 features"),
+                                 ({"feature_names_in_": ["a"]}, ValueError, "damaged"),
+                                 ({"train_queries_": {"qid": [1]}}, ValueError, "damaged.*KeyError")]:
+        b.set_attr(lambda_objectives=json.dumps({**meta, **change}))
+        b.save_model(tmp_path / "bad.json")
+        with pytest.raises(exc, match=pattern):
+            XGBLambdaRanker().load_model(tmp_path / "bad.json")
+    b.set_attr(lambda_objectives="{")
+    b.save_model(tmp_path / "bad.json")
+    b.set_attr(lambda_objectives=None)
+    with pytest.raises(ValueError, match="damaged"):
+        XGBLambdaRanker().load_model(tmp_path / "bad.json")
+
+
+def test_lgbm_ranker_attributes_follow_lgbm_ranker(stopping_frames):
+    """Issue #48: the attributes of lgb.LGBMRanker, in its conventions, on the same data:
+    best_iteration_ 0 without early stopping (1-based with it), n_iter_, feature_name_."""
+    from lambda_objectives import LGBMLambdaRanker
+
+    d, df, v, dv = stopping_frames
+    params = dict(num_leaves=7, min_data_in_leaf=5, learning_rate=0.3, verbose=-1)
+    r = LGBMLambdaRanker(n_estimators=6, num_threads=1, **params).fit(df, d.y)
+    native = lgb.LGBMRanker(n_estimators=6, n_jobs=1, **params).fit(df.drop(columns="qid"), d.y, group=d.group)
+    assert r.best_iteration_ == native.best_iteration_ == 0
+    assert r.n_iter_ == r.n_estimators_ == native.n_iter_ == 6
+    assert r.feature_name_ == native.feature_name_ == [f"f{i}" for i in range(5)]
+    assert r.n_features_ == native.n_features_ == 5
+    assert list(r.best_score_) == list(native.best_score_) == []
+    np.testing.assert_array_equal(r.predict(dv), r.booster_.predict(v.X))  # every round
+    plain = LGBMLambdaRanker(n_estimators=2, num_threads=1, **params).fit(d.X, d.y, qid=d.qid)
+    nplain = lgb.LGBMRanker(n_estimators=2, n_jobs=1, **params).fit(d.X, d.y, group=d.group)
+    assert plain.feature_name_ == nplain.feature_name_ == [f"Column_{i}" for i in range(5)]
+    # early stopping: the 1-based best round, as LGBMRanker's
+    es = LGBMLambdaRanker(n_estimators=40, num_threads=1, early_stopping_rounds=3, **params)
+    es.fit(df, d.y, eval_set=[(dv, v.y)])
+    hist = es.evals_result_["valid_0"]["lo_ndcg@10"]
+    nes = lgb.LGBMRanker(n_estimators=40, n_jobs=1, metric="ndcg", **params)
+    nes.fit(df.drop(columns="qid"), d.y, group=d.group, eval_set=[(dv.drop(columns="qid"), v.y)],
+            eval_group=[v.group], eval_at=[10], callbacks=[lgb.early_stopping(3, verbose=False)])
+    nhist = nes.evals_result_["valid_0"]["ndcg@10"]
+    # lgb.train keeps the trees up to the best round only (keep_training_booster=False), in both
+    assert nes.best_iteration_ == int(np.argmax(nhist)) + 1 == nes.n_iter_ < len(nhist)
+    assert es.best_iteration_ == int(np.argmax(hist)) + 1 == es.n_iter_ < len(hist)
+    np.testing.assert_array_equal(es.predict(dv), es.booster_.predict(v.X, num_iteration=es.best_iteration_))
+
+
+@pytest.mark.parametrize("engine", ["xgb", "lgbm"])
+def test_engine_rankers_refuse_what_the_engine_would_store_as_inf(stopping_frames, engine):
+    """Issue #48: XGBLambdaRanker with sample_weight=1e39 (float32 inf) or a NaN eval label ended in
+    XGBoost's C++ stack trace; LightGBM's ranker trained an eval weight of 1e39 silently."""
+    from lambda_objectives import LGBMLambdaRanker
+
+    d, df, v, dv = stopping_frames
+    make = (lambda: XGBLambdaRanker(n_estimators=2, nthread=1)) if engine == "xgb" else \
+        (lambda: LGBMLambdaRanker(n_estimators=2, num_threads=1, verbose=-1))
+    n_w = d.group.shape[0] if engine == "xgb" else d.y.shape[0]
+    unit = "query" if engine == "xgb" else "row"
+    with pytest.raises(ValueError, match=rf"^\w+.fit: sample_weight of {unit} 0.* is 1e\+39"):
+        make().fit(df, d.y, sample_weight=np.r_[1e39, np.ones(n_w - 1)])
+    with pytest.raises(ValueError, match=r"^\w+.fit: y of row 0 is 1e\+39"):
+        make().fit(df, np.r_[1e39, d.y[1:]])
+    with pytest.raises(ValueError, match=r"fit eval_set\[0\] y contain non-finite .* row 0"):
+        make().fit(df, d.y, eval_set=[(dv, np.r_[np.nan, v.y[1:]])])
+    with pytest.raises(ValueError, match=r"fit eval_set\[0\]: y of row 0 is 1e\+39"):
+        make().fit(df, d.y, eval_set=[(dv, np.r_[1e39, v.y[1:]])])
+    if engine == "lgbm":
+        with pytest.raises(ValueError, match=r"eval_set\[0\]: eval_sample_weight of row 0 .* is 1e\+39"):
+            make().fit(df, d.y, eval_set=[(dv, v.y)], eval_sample_weight=[np.r_[1e39, np.ones(len(v.y) - 1)]])
 
 
 def test_lgbm_lambda_ranker_stops_on_the_objectives_own_metric():

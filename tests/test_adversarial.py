@@ -963,3 +963,114 @@ def test_progress_interval_refuses_bad_values(value, monkeypatch):
     monkeypatch.setenv("COMPARISONS_PROGRESS_SECONDS", value)
     with pytest.raises(ValueError, match="COMPARISONS_PROGRESS_SECONDS must be a number of seconds > 0"):
         Heartbeat("cell")
+
+
+# --------------------------------------------------------------------------------------------------
+# issue #48: the estimators (saved models, feature names, fit arguments, engine float32 ranges)
+# --------------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def i48():
+    import pandas as pd
+
+    d = lo.make_ranking(60, 10, 5, seed=2)
+    v = lo.make_ranking(30, 10, 5, seed=3)
+    df = pd.DataFrame(d.X, columns=list("abcde")).assign(qid=d.qid)
+    dv = pd.DataFrame(v.X, columns=list("abcde")).assign(qid=v.qid + 1000)
+    return d, v, df, dv
+
+
+I48_RANKERS = {
+    "XGBLambdaRanker": lambda: lo.XGBLambdaRanker(n_estimators=10, nthread=1),
+    "LGBMLambdaRanker": lambda: lo.LGBMLambdaRanker(n_estimators=10, num_threads=1, verbose=-1),
+    "MARTRanker": lambda: reference.MARTRanker(n_estimators=10, n_threads=1),
+}
+
+
+def test_i48_martranker_reloaded_after_early_stopping_predicts_the_same_bits(tmp_path, i48):
+    """Silent before: best_iteration_ was not saved, the reloaded model used all 10 trees (2.19 apart)."""
+    d, v, _, _ = i48
+    m = reference.MARTRanker(n_estimators=200, learning_rate=0.5, num_leaves=7, min_data_in_leaf=5, n_threads=1).fit(
+        d.X, d.y, group=d.group, eval_set=[(v.X, v.y, v.group)], early_stopping_rounds=5)
+    assert m.best_iteration_ < len(m.trees_)
+    m.save(tmp_path / "m.json")
+    back = reference.MARTRanker.load(tmp_path / "m.json")
+    np.testing.assert_array_equal(back.predict(v.X), m.predict(v.X))
+    assert back.best_iteration_ == m.best_iteration_
+
+
+@pytest.mark.parametrize("name", sorted(I48_RANKERS))
+def test_i48_reordered_columns_are_refused_by_name(i48, name):
+    """Silent before: NDCG@10 0.68 instead of 0.75 (XGBoost) for the same columns in another order;
+    the training frame reordered raised "cut between fit and score" instead of the column error."""
+    d, v, df, dv = i48
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = I48_RANKERS[name]().fit(df, d.y)
+    order = ["e", "d", "c", "b", "a", "qid"]
+    expect_error(est.score, r"(?s)feature names should match.*same order", dv[order], v.y, exc=ValueError)
+    expect_error(est.score, r"(?s)feature names should match.*same order", df[order], d.y, exc=ValueError)
+    expect_error(est.predict, r"unseen at fit time:\n- z", dv.rename(columns={"a": "z"}), exc=ValueError)
+    expect_error(est.predict, r"(?s)missing:\n- e", dv[["a", "b", "c", "d"]], exc=ValueError)
+
+
+def _i48_fit_cases():
+    return [
+        # silent before: the tuple's group won, eval_group was ignored
+        ("mart_eval_group_disagrees", lambda d, v: reference.MARTRanker(n_estimators=2).fit(
+            d.X, d.y, group=d.group, eval_set=[(v.X, v.y, v.group)], eval_group=[v.group[::-1]]),
+         r"eval_set\[0\] carries its queries .*eval_group\[0\]"),
+        # bare IndexError before
+        ("mart_scalar_init_score", lambda d, v: reference.MARTRanker(n_estimators=2).fit(
+            d.X, d.y, group=d.group, init_score=0.5), r"^init_score must hold one score per row"),
+        ("mart_scalar_eval_init_score", lambda d, v: reference.MARTRanker(n_estimators=2).fit(
+            d.X, d.y, group=d.group, eval_set=[(v.X, v.y, v.group)], eval_init_score=0.5),
+         r"^eval_init_score must be a list"),
+        ("mart_short_eval_init_score", lambda d, v: reference.MARTRanker(n_estimators=2).fit(
+            d.X, d.y, group=d.group, eval_set=[(v.X, v.y, v.group)] * 2, eval_init_score=[np.zeros(300)]),
+         r"^eval_init_score has 1 entries for 2 eval sets"),
+        ("mart_nan_init_score", lambda d, v: reference.MARTRanker(n_estimators=2).fit(
+            d.X, d.y, group=d.group, init_score=np.r_[np.nan, np.zeros(599)]), r"^init_score must be finite, row 0"),
+        ("mart_eval_set_one_tuple", lambda d, v: reference.MARTRanker(n_estimators=2).fit(
+            d.X, d.y, group=d.group, eval_set=(v.X, v.y, v.group)), r"^eval_set must be a list"),
+        # XGBoost's C++ stack trace before
+        ("xgb_weight_1e39", lambda d, v: lo.XGBLambdaRanker(n_estimators=2, nthread=1).fit(
+            d.X, d.y, qid=d.qid, sample_weight=np.r_[1e39, np.ones(59)]), r"sample_weight of query 0 is 1e\+39"),
+        ("xgb_nan_eval_label", lambda d, v: lo.XGBLambdaRanker(n_estimators=2, nthread=1).fit(
+            d.X, d.y, qid=d.qid, eval_set=[(v.X, np.r_[np.nan, v.y[1:]])], eval_qid=[v.qid]),
+         r"eval_set\[0\] y .*non-finite.*row 0"),
+        ("xgb_label_1e39", lambda d, v: lo.XGBLambdaRanker(n_estimators=2, nthread=1, objective="ranknet").fit(
+            d.X, np.r_[1e39, d.y[1:]], qid=d.qid), r"y of row 0 is 1e\+39"),
+        # silent before: LightGBM trained an eval weight of 1e39
+        ("lgbm_eval_weight_1e39", lambda d, v: lo.LGBMLambdaRanker(n_estimators=2, num_threads=1, verbose=-1).fit(
+            d.X, d.y, qid=d.qid, eval_set=[(v.X, v.y)], eval_qid=[v.qid], eval_sample_weight=[np.r_[1e39, np.ones(299)]]),
+         r"eval_sample_weight of row 0 .* is 1e\+39"),
+        ("lgbm_weight_1e39", lambda d, v: lo.LGBMLambdaRanker(n_estimators=2, num_threads=1, verbose=-1).fit(
+            d.X, d.y, qid=d.qid, sample_weight=np.r_[1e39, np.ones(599)]), r"^LGBMLambdaRanker.fit: sample_weight of row 0"),
+        ("lgbm_nan_eval_label", lambda d, v: lo.LGBMLambdaRanker(n_estimators=2, num_threads=1, verbose=-1).fit(
+            d.X, d.y, qid=d.qid, eval_set=[(v.X, np.r_[np.nan, v.y[1:]])], eval_qid=[v.qid]),
+         r"eval_set\[0\] y .*non-finite.*row 0"),
+    ]
+
+
+@pytest.mark.parametrize("case,call,pattern", _i48_fit_cases(), ids=[c[0] for c in _i48_fit_cases()])
+def test_i48_estimator_fit_arguments(i48, case, call, pattern):
+    d, v, _, _ = i48
+    expect_error(call, pattern, d, v)
+    with pytest.raises((ValueError, TypeError)) as info:
+        call(d, v)
+    assert "\n" not in str(info.value)  # one line
+
+
+def test_i48_damaged_model_files_are_refused(tmp_path, i48):
+    d, _, _, _ = i48
+    (tmp_path / "junk.json").write_text('{"format": "lambda_objectives.reference.MARTRanker", "version": 2}')
+    expect_error(reference.MARTRanker.load, r"damaged MARTRanker model file \(no 'params'\)", tmp_path / "junk.json",
+                 exc=ValueError)
+    (tmp_path / "v1.json").write_text('{"format": "lambda_objectives.reference.MARTRanker", "version": 1}')
+    expect_error(reference.MARTRanker.load, r"version 1 is not supported.*fit and save the model again",
+                 tmp_path / "v1.json", exc=ValueError)
+    r = lo.XGBLambdaRanker(n_estimators=2, nthread=1).fit(d.X, d.y, qid=d.qid)
+    r.get_booster().set_attr(lambda_objectives='{"estimator": "XGBLambdaRanker", "version": 1}')
+    r.get_booster().save_model(tmp_path / "x.json")
+    expect_error(lo.XGBLambdaRanker().load_model, r"damaged.*KeyError", tmp_path / "x.json", exc=ValueError)

@@ -7,7 +7,7 @@ import pytest
 from conftest import shared_file, ten_row_queries
 
 from lambda_objectives import lambda_gradients, make_ranking, mean_metric
-from reference import BinMapper, MARTRanker, TreeGrower
+from reference import FORMAT_VERSION, BinMapper, MARTRanker, TreeGrower
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +94,58 @@ def test_mq2008_ndcg_close_to_lightgbm_with_same_objective(shared_data):
     assert abs(ours - theirs) < 0.005, (ours, theirs)
 
 
+@pytest.mark.parametrize("stopping", [False, True])
+def test_save_load_keeps_every_attribute_predict_and_score_read(tmp_path, stopping):
+    """Issue #48: a model fitted with early stopping reloaded with every tree (best_iteration_ was
+    not saved; predictions 2.19 apart on the issue's data). Now the same bits, with and without
+    early stopping, and the same feature names, training queries, best score and history."""
+    import pandas as pd
+
+    d = make_ranking(60, 10, 5, seed=2)
+    v = make_ranking(30, 10, 5, seed=3)
+    df = pd.DataFrame(d.X, columns=list("abcde")).assign(qid=d.qid)
+    kw = dict(eval_set=[(v.X, v.y, v.group)], early_stopping_rounds=5) if stopping else {}
+    m = MARTRanker(n_estimators=200 if stopping else 8, learning_rate=0.5, num_leaves=7, min_data_in_leaf=5,
+                   n_threads=1).fit(df, d.y, **kw)
+    assert (m.best_iteration_ < len(m.trees_)) == stopping
+    m.save(tmp_path / "m.json")
+    back = MARTRanker.load(tmp_path / "m.json")
+    dv = pd.DataFrame(v.X, columns=list("abcde"))
+    np.testing.assert_array_equal(back.predict(dv), m.predict(dv))
+    assert back.best_iteration_ == m.best_iteration_ and back.best_score_ == m.best_score_
+    assert back.evals_result_ == m.evals_result_ and list(back.feature_names_in_) == list("abcde")
+    assert back.score(df, d.y) == m.score(df, d.y)
+    with pytest.raises(ValueError, match="cut between fit and score"):
+        back.score(df.iloc[5:], d.y[5:])  # the training queries came back too
+    with pytest.raises(ValueError, match="feature names should match"):
+        back.predict(dv[list("edcba")])
+
+
+def test_load_refuses_a_stale_or_damaged_file_clearly(tmp_path, small_ranking):
+    import json
+
+    m = MARTRanker(num_leaves=4, n_estimators=3).fit(small_ranking.X, small_ranking.y, group=small_ranking.group)
+    m.save(tmp_path / "m.json")
+    doc = json.loads((tmp_path / "m.json").read_text())
+    old = {k: v for k, v in doc.items() if k not in ("best_iteration", "feature_names", "train_queries",
+                                                       "best_score", "history")}
+    (tmp_path / "old.json").write_text(json.dumps(dict(old, version=1)))
+    with pytest.raises(ValueError, match="version 1 .*best_iteration_.*fit and save the model again"):
+        MARTRanker.load(tmp_path / "old.json")
+    for change, pattern in [(lambda d: d.pop("best_iteration"), "damaged.*no 'best_iteration'"),
+                            (lambda d: d.update(best_iteration=99), "damaged.*best_iteration 99 for 3 rounds"),
+                            (lambda d: d.update(best_iteration=True), "damaged.*best_iteration True"),
+                            (lambda d: d.update(feature_names=["a"]), "damaged.*1 feature names"),
+                            (lambda d: d["trees"][0][0]["left"].__setitem__(0, 999), "damaged.*point outside"),
+                            (lambda d: d.update(n_features=2), "damaged"),
+                            (lambda d: d.update(trees=[[]]), "damaged.*round of 0 trees")]:
+        bad = json.loads(json.dumps(doc))
+        change(bad)
+        (tmp_path / "bad.json").write_text(json.dumps(bad))
+        with pytest.raises(ValueError, match=pattern):
+            MARTRanker.load(tmp_path / "bad.json")
+
+
 def test_save_load_bitwise_and_inspection(tmp_path, small_ranking):
     m = MARTRanker(objective="mcrank", num_leaves=6, n_estimators=4).fit(small_ranking.X, small_ranking.y, group=small_ranking.group)
     m.save(tmp_path / "m.json")
@@ -101,7 +153,7 @@ def test_save_load_bitwise_and_inspection(tmp_path, small_ranking):
     np.testing.assert_array_equal(back.predict(small_ranking.X), m.predict(small_ranking.X))
     assert "leaf value=" in m.dump_text() and m.feature_importance("split").sum() > 0
     assert m.feature_importance("gain").shape == (small_ranking.X.shape[1],)
-    text = (tmp_path / "m.json").read_text().replace('"version": 1', '"version": 99')
+    text = (tmp_path / "m.json").read_text().replace(f'"version": {FORMAT_VERSION}', '"version": 99')
     (tmp_path / "old.json").write_text(text)
     with pytest.raises(ValueError, match="version 99"):
         MARTRanker.load(tmp_path / "old.json")
@@ -392,3 +444,63 @@ def test_training_scores_from_the_leaves_equal_the_traversal(objective, subsampl
                    n_threads=1)
     m.fit(d.X, d.y, group=d.group, eval_set=[(d.X, d.y, d.group)])
     assert m.history_["train"] == m.history_["valid_0"]
+
+
+@pytest.fixture(scope="module")
+def framed():
+    import pandas as pd
+
+    d = make_ranking(20, 8, 5, seed=2)
+    v = make_ranking(10, 8, 5, seed=3)
+    df = pd.DataFrame(d.X, columns=list("abcde")).assign(qid=d.qid)
+    dv = pd.DataFrame(v.X, columns=list("abcde")).assign(qid=v.qid + 1000)
+    return d, v, df, dv
+
+
+def test_feature_names_are_compared_as_scikit_learn_does(framed):
+    """Issue #48: a frame with the training columns in another order scored 0.658 against 0.770
+    (no error), and the reordered training frame raised "query is cut between fit and score"."""
+    import warnings
+
+    d, v, df, dv = framed
+    m = MARTRanker(n_estimators=5, num_leaves=4, min_data_in_leaf=2).fit(df, d.y)
+    assert list(m.feature_names_in_) == list("abcde") and m.n_features_in_ == 5  # the qid column is not a feature
+    order = ["e", "d", "c", "b", "a", "qid"]
+    for X, y in ((dv[order], v.y), (df[order], d.y)):
+        with pytest.raises(ValueError, match="must be in the same order"):
+            m.score(X, y)
+    with pytest.raises(ValueError, match="unseen at fit time:\n- z"):
+        m.predict(dv.rename(columns={"a": "z"}))
+    with pytest.warns(UserWarning, match="does not have valid feature names, but MARTRanker was fitted with"):
+        np.testing.assert_array_equal(m.predict(v.X), m.predict(dv))
+    a = MARTRanker(n_estimators=5, num_leaves=4, min_data_in_leaf=2).fit(d.X, d.y, qid=d.qid)
+    assert not hasattr(a, "feature_names_in_")
+    with pytest.warns(UserWarning, match="X has feature names, but MARTRanker was fitted without"):
+        a.predict(dv)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a.predict(v.X)
+        m.score(dv, v.y)  # the fitted frame's columns: no warning
+    with pytest.raises(ValueError, match=r"eval set 0: its feature names should match .*another order"):
+        MARTRanker(n_estimators=2).fit(df, d.y, eval_set=[(dv[order], v.y)])
+
+
+def test_eval_set_and_init_score_arguments_are_checked_before_training(framed):
+    """Issue #48: eval_group was ignored beside a 3-tuple even when they disagreed; a scalar
+    init_score / eval_init_score and too few eval_init_scores gave a bare IndexError."""
+    d, v, df, dv = framed
+    fit = MARTRanker(n_estimators=2).fit
+    with pytest.raises(ValueError, match=r"eval_set\[0\] carries its queries .* eval_group\[0\]"):
+        fit(d.X, d.y, group=d.group, eval_set=[(v.X, v.y, v.group)], eval_group=[v.group[::-1]])
+    with pytest.raises(ValueError, match=r"^init_score must hold one score per row \(160 rows\), got the scalar 0.5$"):
+        fit(d.X, d.y, group=d.group, init_score=0.5)
+    with pytest.raises(TypeError, match=r"^eval_init_score must be a list with one entry per eval set"):
+        fit(d.X, d.y, group=d.group, eval_set=[(v.X, v.y, v.group)], eval_init_score=0.5)
+    with pytest.raises(ValueError, match=r"^eval_init_score has 1 entries for 2 eval sets"):
+        fit(d.X, d.y, group=d.group, eval_set=[(v.X, v.y, v.group)] * 2, eval_init_score=[np.zeros(80)])
+    with pytest.raises(ValueError, match=r"^eval_init_score\[0\] must hold one score per row \(80 rows\)"):
+        fit(d.X, d.y, group=d.group, eval_set=[(v.X, v.y, v.group)], eval_init_score=[np.zeros(79)])
+    # a 2-tuple with its eval_group entry, and a 3-tuple beside a None entry, are one way each
+    a = MARTRanker(n_estimators=2).fit(d.X, d.y, group=d.group, eval_set=[(v.X, v.y)], eval_group=[v.group])
+    b = MARTRanker(n_estimators=2).fit(d.X, d.y, group=d.group, eval_set=[(v.X, v.y, v.group)], eval_group=[None])
+    assert a.evals_result_ == b.evals_result_

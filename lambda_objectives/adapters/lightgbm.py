@@ -9,7 +9,7 @@ import numpy as np
 
 from .._compile import announces_compilation
 from .._optional import require
-from .._sklearn import EngineRanker, check_X, require_queries
+from .._sklearn import EngineRanker, check_below, check_X, require_queries
 from ..checks import check_labels, check_sample_weight
 from ..groups import sizes_to_ptr, split_qid_column
 from ._base import MISSING, LambdaObjective, eval_name
@@ -122,6 +122,10 @@ class LightGBMObjective(LambdaObjective):
         return self(y_true, y_pred, weight, group)
 
 
+#: why the ranker refuses labels and weights from LightGBM's stored inf on
+_STORED_FIX = "; LightGBM stores inf, and anything from 1e38 on, as 1e38: rescale them"
+
+
 class LGBMLambdaRanker(EngineRanker):
     """A scikit-learn ranker over ``lgb.train`` with a :class:`LightGBMObjective` that evaluates,
     and early-stops, on the objective's own metric.
@@ -154,10 +158,19 @@ class LGBMLambdaRanker(EngineRanker):
 
     Attributes
     ----------
-    booster_, objective_, n_features_in_, feature_names_in_ (DataFrame input), feature_importances_
-    (split counts, LightGBM's default), best_iteration_, best_score_, evals_result_
-    (``{"valid_0": {"lo_ndcg@10": [...]}}``), train_queries_ (the training queries, which
-    :meth:`score` compares with; ``None`` when ``fit`` got ``group`` sizes).
+    booster_, objective_, n_features_in_ (``n_features_``), feature_names_in_ (DataFrame input, its
+    qid column excluded; :meth:`predict`/:meth:`score` then refuse other columns or another order
+    with scikit-learn's ``ValueError``), feature_name_ (``Column_0``... without a DataFrame, as
+    ``lgb.LGBMRanker``), feature_importances_ (split counts, LightGBM's default),
+    best_iteration_, best_score_, evals_result_ (``{"valid_0": {"lo_ndcg@10": [...]}}``), n_iter_
+    (``n_estimators_``: the rounds the booster keeps), train_queries_ (the training queries,
+    which :meth:`score` compares with; ``None`` when ``fit`` got ``group`` sizes).
+
+    ``best_iteration_`` follows ``lgb.LGBMRanker``: the 1-based best round under
+    ``early_stopping_rounds`` (``lgb.train`` then keeps the trees up to it), 0 without it
+    (:meth:`predict` then uses every round). Until issue #48 it was the number of rounds
+    without early stopping. ``best_score_`` holds each metric at that round (the last one
+    without early stopping).
 
     Notes
     -----
@@ -181,9 +194,11 @@ class LGBMLambdaRanker(EngineRanker):
         if weight is not None:
             name = "sample_weight" if reference is None else "eval_sample_weight"
             try:
-                weight = check_sample_weight(weight, X.shape[0], ptr, per="row", name=name)
+                weight = check_sample_weight(weight, X.shape[0], ptr, per="row", name=name,
+                                             limit=LightGBMObjective._stored_inf[0], fix="; rescale them")
             except ValueError as exc:
                 raise ValueError(f"{what}: {exc}") from None
+        y = check_below(y, LightGBMObjective._stored_inf[0], "y", what, _STORED_FIX)
         return lgb.Dataset(X, y, group=np.diff(ptr), weight=weight, reference=reference,
                            params={"verbose": -1}, free_raw_data=False)
 
@@ -208,8 +223,7 @@ class LGBMLambdaRanker(EngineRanker):
             raise ValueError("LGBMLambdaRanker requires y to be passed, but the target y is None")
         obj = self.objective if isinstance(self.objective, LightGBMObjective) else LightGBMObjective(self.objective)
         X, qid = split_qid_column(X, qid)
-        names = getattr(X, "columns", None)
-        X = check_X(X)
+        X = check_X(X, self, reset=True)
         y = check_labels(y, X.shape[0], name="y")
         ptr = require_queries("LGBMLambdaRanker.fit", X.shape[0], group=group, qid=qid)
         if self.early_stopping_rounds is not None and not eval_set:
@@ -220,10 +234,8 @@ class LGBMLambdaRanker(EngineRanker):
         for i, (Xe, ye) in enumerate(eval_set or []):
             ge = None if eval_group is None else eval_group[i]
             Xe, qe = split_qid_column(Xe, None if eval_qid is None else eval_qid[i])
-            Xe = check_X(Xe)
             where = f"LGBMLambdaRanker.fit eval_set[{i}]"
-            if Xe.shape[1] != X.shape[1]:
-                raise ValueError(f"{where} has {Xe.shape[1]} features, the training data {X.shape[1]}")
+            Xe = check_X(Xe, self, where=where)
             pe = require_queries(where, Xe.shape[0], group=ge, qid=qe)
             we = None if eval_sample_weight is None else eval_sample_weight[i]
             valid.append(self._dataset(lgb, Xe, check_labels(ye, Xe.shape[0], name=f"{where} y"), pe, we, where,
@@ -239,9 +251,34 @@ class LGBMLambdaRanker(EngineRanker):
         self.booster_ = lgb.train(train_params, dtrain, num_boost_round=self.n_estimators, valid_sets=valid,
                                   valid_names=valid_names, feval=feval if valid else None, callbacks=cbs)
         self.objective_ = obj
-        stopped = self.early_stopping_rounds is not None and self.booster_.best_iteration > 0
-        self._fitted(X, names, self.booster_.best_iteration if stopped else self.booster_.current_iteration(), qid, ptr)
+        # LightGBM's convention (lgb.LGBMRanker.best_iteration_): the 1-based best round under early
+        # stopping, 0 without it (predict then uses every round)
+        best = self.booster_.best_iteration if self.early_stopping_rounds is not None else 0
+        self._fitted(X, best, best or self.booster_.current_iteration(), qid, ptr)
         return self
+
+    @property
+    def n_iter_(self):
+        """Rounds trained (``lgb.LGBMRanker.n_iter_``): below ``n_estimators`` after early stopping."""
+        self._check_fitted()
+        return self.booster_.current_iteration()
+
+    n_estimators_ = n_iter_
+
+    @property
+    def n_features_(self):
+        """``n_features_in_`` under ``lgb.LGBMRanker``'s other name."""
+        self._check_fitted()
+        return self.n_features_in_
+
+    @property
+    def feature_name_(self):
+        """Feature names as ``lgb.LGBMRanker.feature_name_``: the DataFrame's columns (without the qid
+        column), ``Column_0``, ``Column_1``... otherwise."""
+        self._check_fitted()
+        if hasattr(self, "feature_names_in_"):
+            return [str(c) for c in self.feature_names_in_]
+        return [f"Column_{i}" for i in range(self.n_features_in_)]
 
     @property
     def feature_importances_(self):
@@ -251,6 +288,9 @@ class LGBMLambdaRanker(EngineRanker):
 
     def predict(self, X):
         """Raw ranking scores (only their order within a query matters), at ``best_iteration_``."""
-        X = self._input(X)
-        return self.booster_.predict(X, num_iteration=self.best_iteration_)
+        return self._predict(self._input(X))
+
+    def _predict(self, X):
+        """Scores of checked features ``X``: the first ``best_iteration_`` rounds, every round when it is 0."""
+        return self.booster_.predict(X, num_iteration=self.best_iteration_ or None)
 

@@ -1,13 +1,15 @@
 """XGBoost: :class:`XGBoostObjective` for ``xgb.train(obj=...)``, :class:`XGBLambdaRanker` (a
 scikit-learn estimator; ``xgb.XGBRanker`` rejects callables) and :func:`xgboost_early_stopping`."""
 
+import json
+
 import numpy as np
 
 from .._config import PTR
 from .._openmp import share_with_xgboost
 from .._compile import announces_compilation
 from .._optional import require
-from .._sklearn import EngineRanker, check_X, require_queries
+from .._sklearn import SCATTERED, EngineRanker, TrainingQueries, check_below, check_X, require_queries
 from ..checks import check_labels, check_sample_weight
 from ..groups import split_qid_column
 from ._base import LambdaObjective, eval_name as _eval_name
@@ -174,6 +176,13 @@ def xgboost_early_stopping(rounds, metric, data_name=None, save_best=False):
                                       maximize=True, save_best=save_best)
 
 
+#: XGBoost's float32 DMatrix holds inf from float32's largest value on
+_F32_INF = float(np.finfo(np.float32).max)
+_F32_FIX = "; XGBoost keeps labels and weights as float32, which is inf from 3.4e38 on: rescale them"
+#: the version of the attribute save_model writes beside the trees
+_SAVE_VERSION = 1
+
+
 def _sorted_ptr(n, group, qid, what):
     """group_ptr from sizes or a qid that must already be non-decreasing (XGBoost never sorts)."""
     if qid is not None:
@@ -185,8 +194,8 @@ def _sorted_ptr(n, group, qid, what):
             r = int(bad[0]) + 1
             raise ValueError(
                 f"{what}: qid must be sorted in non-decreasing order (XGBoost requirement); row {r} has "
-                f"qid {q[r]!r} after {q[r - 1]!r}. Sort rows by qid (stably) first; rows are never reordered here."
-            )
+                f"qid {q[r]!r} after {q[r - 1]!r}. Sort rows by qid (stably) first; rows are never reordered here"
+                f"{SCATTERED}")
     return require_queries(what, n, group=group, qid=qid)
 
 
@@ -204,7 +213,7 @@ class XGBLambdaRanker(EngineRanker):
         E.g. ``"ndcg@10"`` (our implementation, maximised); default ``f"{metric}@10"``.
     early_stopping_rounds : int or None
         Stop when ``eval_metric`` on the last ``eval_set`` has not improved (maximised) for this
-        many rounds; :meth:`predict` then uses the best iteration.
+        many rounds; :meth:`predict` then uses the rounds up to ``best_iteration_`` (0-based).
     score_metric : str
         What :meth:`score` returns: the mean over queries of this metric (default NDCG@10,
         LightGBM convention).
@@ -214,11 +223,22 @@ class XGBLambdaRanker(EngineRanker):
 
     Attributes
     ----------
-    booster_, objective_, n_features_in_, feature_names_in_ (DataFrame input), feature_importances_
-    (total gain per feature, normalised to sum 1, as ``xgb.XGBRanker``'s default),
-    best_iteration_, best_score_, evals_result_, train_queries_ (the training queries' qid values,
-    row counts and row fingerprints, which :meth:`score` compares with; ``None`` when ``fit`` got
-    ``group`` sizes, which carry no ids).
+    booster_ (also :meth:`get_booster`), objective_, n_features_in_, feature_names_in_ (DataFrame
+    input, its qid column excluded; :meth:`predict`/:meth:`score` then refuse other columns or
+    another order with scikit-learn's ``ValueError``), feature_importances_ (total gain per
+    feature, normalised to sum 1, as ``xgb.XGBRanker``'s default), best_iteration_, best_score_,
+    evals_result_, train_queries_ (the training queries' qid values, row counts and row
+    fingerprints, which :meth:`score` compares with; ``None`` when ``fit`` got ``group`` sizes,
+    which carry no ids).
+
+    ``best_iteration_`` is XGBoost's 0-based round index (``xgb.XGBRanker.best_iteration``,
+    ``Booster.best_iteration``): the best round under early stopping, the last round
+    (``n_estimators - 1``) without it; :meth:`predict` uses rounds ``0 .. best_iteration_``. Until
+    issue #48 it counted rounds from 1 (the number of trees used): subtract 1 from an old value.
+    ``best_score_`` holds each recorded metric at that round. The properties ``best_iteration`` and
+    ``best_score`` are the booster's own (``AttributeError`` without early stopping, as in XGBoost).
+    :meth:`save_model` / :meth:`load_model` write and read the booster with what :meth:`predict`
+    and :meth:`score` need beside it.
 
     Notes
     -----
@@ -255,6 +275,10 @@ class XGBLambdaRanker(EngineRanker):
         zero (else ``ValueError`` naming the query). ``eval_set`` is a list of ``(X, y)`` with
         matching ``eval_group`` / ``eval_qid`` lists (or qid columns). With qid values (not
         ``group`` sizes) the training queries are recorded in ``train_queries_`` for :meth:`score`.
+        Labels and weights are checked before XGBoost sees them (finite, non-negative, below
+        float32's largest value, where XGBoost's float32 copy becomes inf): ``ValueError`` naming the
+        argument, the eval set and the row or query. An eval set given as a DataFrame must have the
+        training frame's columns in its order.
         """
         xgb = require("xgboost")
 
@@ -263,29 +287,34 @@ class XGBLambdaRanker(EngineRanker):
             raise ValueError("XGBLambdaRanker requires y to be passed, but the target y is None")
         obj = self.objective if isinstance(self.objective, XGBoostObjective) else XGBoostObjective(self.objective)
         X, qid = split_qid_column(X, qid)
-        names = getattr(X, "columns", None)
-        X = check_X(X)
-        y = check_labels(y, X.shape[0], name="y")
+        X = check_X(X, self, reset=True)
+        y = check_below(check_labels(y, X.shape[0], name="y"), _F32_INF, "y", "XGBLambdaRanker.fit", _F32_FIX)
         n = X.shape[0]
         ptr = _sorted_ptr(n, group, qid, "XGBLambdaRanker.fit")
         if sample_weight is not None:
             try:
-                sample_weight = check_sample_weight(sample_weight, ptr.shape[0] - 1, per="query")
+                sample_weight = check_sample_weight(sample_weight, ptr.shape[0] - 1, per="query", limit=_F32_INF,
+                                                    fix=_F32_FIX)
             except ValueError as exc:
                 raise ValueError(f"XGBLambdaRanker.fit: {exc}") from None
         if self.early_stopping_rounds is not None and not eval_set:
             raise ValueError("early_stopping_rounds needs an eval_set to watch (fit(..., eval_set=[(X_val, y_val)], "
                              "eval_qid=[qid_val]))")
+        evals = []
+        for i, (Xe, ye) in enumerate(eval_set or []):
+            where = f"XGBLambdaRanker.fit eval_set[{i}]"
+            ge = None if eval_group is None else eval_group[i]
+            Xe, qe = split_qid_column(Xe, None if eval_qid is None else eval_qid[i])
+            Xe = check_X(Xe, self, where=where)
+            pe = _sorted_ptr(Xe.shape[0], ge, qe, where)
+            # checked here: a NaN label reached XGBoost's C++ check (a stack trace), a huge one became inf
+            ye = check_below(check_labels(ye, Xe.shape[0], name=f"{where} y"), _F32_INF, "y", where, _F32_FIX)
+            evals.append((Xe, ye, pe))
         dtrain = xgb.DMatrix(X, y, group=np.diff(ptr), weight=sample_weight)
         spec = self.eval_metric or f"{_eval_name(obj.metric)}@10"
         feval = xgboost_metric(spec)
-        evals = [(dtrain, "train")]
-        for i, (Xe, ye) in enumerate(eval_set or []):
-            ge = None if eval_group is None else eval_group[i]
-            Xe, qe = split_qid_column(Xe, None if eval_qid is None else eval_qid[i])
-            Xe = check_X(Xe)
-            pe = _sorted_ptr(Xe.shape[0], ge, qe, f"XGBLambdaRanker.fit eval_set[{i}]")
-            evals.append((xgb.DMatrix(Xe, np.asarray(ye), group=np.diff(pe)), f"validation_{i}"))
+        evals = [(dtrain, "train")] + [(xgb.DMatrix(Xe, ye, group=np.diff(pe)), f"validation_{i}")
+                                       for i, (Xe, ye, pe) in enumerate(evals)]
         params = {"base_score": 0.0, "disable_default_eval_metric": 1, "min_child_weight": obj.min_child_weight}
         params.update(self._engine_params())
         self.evals_result_ = {}
@@ -296,7 +325,99 @@ class XGBLambdaRanker(EngineRanker):
                                   verbose_eval=verbose)
         self.objective_ = obj
         stopped = self.early_stopping_rounds is not None and len(evals) > 1
-        self._fitted(X, names, self.booster_.best_iteration + 1 if stopped else self.n_estimators, qid, ptr)
+        # XGBoost's convention: the 0-based index of the best round (the last one without early stopping)
+        best = self.booster_.best_iteration if stopped else self.booster_.num_boosted_rounds() - 1
+        self._fitted(X, best, best + 1, qid, ptr)
+        return self
+
+    def get_booster(self):
+        """The fitted ``xgboost.Booster`` (as ``xgb.XGBRanker.get_booster``); ``booster_`` is the same object."""
+        self._check_fitted()
+        return self.booster_
+
+    @property
+    def best_iteration(self):
+        """XGBoost's own ``Booster.best_iteration`` (0-based; ``AttributeError`` without early
+        stopping, as ``xgb.XGBRanker.best_iteration``); ``best_iteration_`` is always defined."""
+        return self.get_booster().best_iteration
+
+    @property
+    def best_score(self):
+        """XGBoost's own ``Booster.best_score`` (``AttributeError`` without early stopping)."""
+        return self.get_booster().best_score
+
+    def save_model(self, fname):
+        """Write the booster with ``Booster.save_model`` (format by extension: ``.json``, ``.ubj``),
+        carrying what :meth:`predict` and :meth:`score` read beyond the trees in a booster attribute:
+        ``best_iteration_``, ``best_score_``, ``n_features_in_``, ``feature_names_in_`` and
+        ``train_queries_``. Hyper-parameters (``score_metric``...) are not saved: as with
+        ``xgb.XGBRanker.load_model``, the estimator that loads the model supplies them.
+        """
+        self._check_fitted()
+        meta = {"estimator": type(self).__name__, "version": _SAVE_VERSION,
+                "best_iteration_": self.best_iteration_, "best_score_": self.best_score_,
+                "n_features_in_": self.n_features_in_,
+                "feature_names_in_": (self.feature_names_in_.tolist() if hasattr(self, "feature_names_in_") else None),
+                "train_queries_": TrainingQueries.to_json(self.train_queries_)}
+        booster = self.get_booster()
+        booster.set_attr(lambda_objectives=json.dumps(meta))
+        try:
+            booster.save_model(fname)
+        finally:
+            booster.set_attr(lambda_objectives=None)
+
+    def load_model(self, fname):
+        """Read a model written by :meth:`save_model` (or a bare ``Booster.save_model`` file, whose
+        ``best_iteration_`` is then XGBoost's ``best_iteration`` if it has one, else the last round,
+        and which has no feature names and no training queries); returns ``self``. Predictions are
+        the saved model's to the bit. ``objective_`` and ``evals_result_`` are not restored (as in
+        ``xgb.XGBRanker``). A model saved by another estimator raises ``TypeError``, a damaged
+        attribute ``ValueError``.
+        """
+        xgb = require("xgboost")
+
+        booster = xgb.Booster()
+        booster.load_model(fname)
+        raw = booster.attr("lambda_objectives")
+        booster.set_attr(lambda_objectives=None)
+        meta = None
+        if raw is not None:
+            try:
+                meta = json.loads(raw)
+                if not isinstance(meta, dict):
+                    raise ValueError("not a JSON object")
+            except ValueError as exc:
+                raise ValueError(f"{fname}: the lambda_objectives attribute of this model is damaged ({exc})") from None
+            if meta.get("estimator") != type(self).__name__:
+                raise TypeError(f"{fname}: a model saved by {meta.get('estimator')!r}, not {type(self).__name__}")
+            if meta.get("version") != _SAVE_VERSION:
+                raise ValueError(f"{fname}: model attribute version {meta.get('version')!r} is not supported (this "
+                                 f"version reads {_SAVE_VERSION})")
+        n_rounds = booster.num_boosted_rounds()
+        try:
+            if meta is None:
+                best = int(booster.attr("best_iteration")) if booster.attr("best_iteration") is not None else n_rounds - 1
+                n_features, names, queries, best_score = booster.num_features(), None, None, {}
+            else:
+                best, n_features, names = meta["best_iteration_"], meta["n_features_in_"], meta["feature_names_in_"]
+                queries, best_score = TrainingQueries.from_json(meta["train_queries_"]), meta["best_score_"]
+            if isinstance(best, bool) or not isinstance(best, int) or not 0 <= best < max(n_rounds, 1) \
+                    or n_features != booster.num_features() or (names is not None and len(names) != n_features):
+                raise ValueError(f"best_iteration_ {best!r} of {n_rounds} rounds, {n_features!r} features for a "
+                                 f"booster of {booster.num_features()}")
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{fname}: the lambda_objectives attribute of this model is damaged or does not match "
+                             f"its trees ({type(exc).__name__}: {exc})") from None
+        self.booster_ = booster
+        self.best_iteration_, self.best_score_, self.n_features_in_ = best, best_score, n_features
+        self.train_queries_ = queries
+        if names is not None:
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        for attr in ("objective_", "evals_result_"):
+            if hasattr(self, attr):
+                delattr(self, attr)
         return self
 
     @property
@@ -311,10 +432,14 @@ class XGBLambdaRanker(EngineRanker):
         return imp / total if total > 0 else imp
 
     def predict(self, X):
-        """Raw ranking scores (margins; only their order within a query matters)."""
+        """Raw ranking scores (margins; only their order within a query matters), from the first
+        ``best_iteration_ + 1`` rounds."""
+        return self._predict(self._input(X))
+
+    def _predict(self, X):
+        """Margins of checked features ``X`` from the first ``best_iteration_ + 1`` rounds."""
         xgb = require("xgboost")
 
-        X = self._input(X)
         return self.booster_.predict(xgb.DMatrix(X), output_margin=True,
-                                     iteration_range=(0, self.best_iteration_))
+                                     iteration_range=(0, self.best_iteration_ + 1))
 
