@@ -194,7 +194,7 @@ def _combine_and_io(d, s):
     best_linear_combination(s, -s, d.y, d.group_ptr)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "tiny.txt")
-        save_letor(path, d)
+        save_letor(path, d.X, d.y, group_ptr=d.group_ptr)
         load_letor(path)
 
 
@@ -258,10 +258,11 @@ def warmup(stream=None, steps=None, jobs=1):
     compiled = 0
 
     def say(i, outcome):
-        name, seconds, count, note = outcome
+        name, seconds, cpu, count, note = outcome
         what = f"compiled {count} functions" if count else "already cached"
-        print(f"warm-up {i}/{len(todo)}: {name}: {seconds:.1f} s, {what}" + (f" ({note})" if note else ""),
-              file=stream, flush=True)
+        # the processor time too: on a machine shared with other work the wall time says little
+        print(f"warm-up {i}/{len(todo)}: {name}: {seconds:.1f} s ({cpu:.1f} s of processor time), {what}"
+              + (f" ({note})" if note else ""), file=stream, flush=True)
         return count
 
     if jobs > 1 and len(todo) > 1:
@@ -282,11 +283,12 @@ def warmup(stream=None, steps=None, jobs=1):
 
 
 def _step(name):
-    """Run one warm-up step (in this process or a worker): ``(name, seconds, functions compiled, note)``."""
+    """Run one warm-up step (in this process or a worker): ``(name, seconds, processor seconds, functions
+    compiled, note)``."""
     fn = dict(WARMUP_STEPS)[name]
     d, s = _tiny()
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     notice = _Notice(None, None)
     with event.install_listener("numba:compile", notice):
         note = fn(d, s)
-    return name, time.perf_counter() - t, notice.count, note
+    return name, time.perf_counter() - t, time.process_time() - cpu, notice.count, note
