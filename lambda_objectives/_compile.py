@@ -179,7 +179,7 @@ def _engine_presets(d, s):
     for m in ("ndcg", "xendcg"):
         LightGBMObjective(m, preset="lightgbm").gradients(s, d.y, d.group_ptr)
     for m, method in (("ndcg", "topk"), ("ndcg", "mean"), ("map", "topk")):
-        XGBoostObjective(m, preset="xgboost", lambdarank_pair_method=method).gradients(
+        XGBoostObjective(m, preset="xgboost", pair_method=method).gradients(
             s, (d.y > 1).astype(float) if m == "map" else d.y, d.group_ptr)
     for m in ("ndcg", "err"):
         catboost_lambdamart_gradients(s, d.y / d.y.max() if m == "err" else d.y, d.group_ptr, metric=m)
@@ -288,7 +288,11 @@ def _step(name):
     fn = dict(WARMUP_STEPS)[name]
     d, s = _tiny()
     t, cpu = time.perf_counter(), time.process_time()
-    notice = _Notice(None, None)
-    with event.install_listener("numba:compile", notice):
-        note = fn(d, s)
+    notice, outer = _Notice(None, None), getattr(_state, "notice", None)
+    _state.notice = notice  # the rankers' own notices inside the step stay silent (nested)
+    try:
+        with event.install_listener("numba:compile", notice):
+            note = fn(d, s)
+    finally:
+        _state.notice = outer
     return name, time.perf_counter() - t, time.process_time() - cpu, notice.count, note
