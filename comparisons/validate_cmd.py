@@ -157,12 +157,12 @@ def run(a):
         for engine, name, params in SETTINGS:
             with Heartbeat(f"{fold.strip()} {name}"):  # a line every 30 s while a probe trains
                 r = _probe(engine, params, path, a.queries, a.seed)
-            cells.done(f"{fold.strip()} {name}")
             rows.append({"fold": fold.strip(), "engine": engine, "setting": name, **r})
             status = "error: " + r["error"] if "error" in r else ("PASS" if r["passed"] else "FAIL")
             log(f"{fold:6s} {name:38s} {status:5s} max_abs={r.get('max_abs', float('nan')):.3g} "
                 f"max_rel={r.get('max_rel', float('nan')):.3g} compared {r.get('n_compared', 0)} of "
                 f"{r.get('n_documents', '?')} documents")
+            cells.done()  # the row above names the cell
         rows += _catboost_rows(fold, path, a)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
