@@ -11,11 +11,12 @@ with the extras each job needs (re-installing only when ``pyproject.toml`` chang
   environment when that is already installed.
   Compiles the numba kernels first (``python -m lambda_objectives warmup``: a line per step, quick
   when the cache is warm).
-* ``test``  - the warm-up (two processes), then the test suite (``pytest``); from the start, beside
-  both, the pure-kernel tests again with numba bounds checking (``NUMBA_BOUNDSCHECK=1``) and as plain
-  Python (``NUMBA_DISABLE_JIT=1``), because numba raises no IndexError or ZeroDivisionError of its own.
-  The suite's progress is shown as it runs (its whole output in ``.test-logs/suite.log``, each
-  kernel pass's in ``.test-logs/kernels-*.log``); its summary comes last.
+* ``test``  - the warm-up (two processes), then the test suite (``pytest``; it builds the documentation
+  site strictly and checks two of its pages in headless Chromium, ``tests/test_docsite.py``); from the
+  start, beside both, the pure-kernel tests again with numba bounds checking (``NUMBA_BOUNDSCHECK=1``)
+  and as plain Python (``NUMBA_DISABLE_JIT=1``), because numba raises no IndexError or
+  ZeroDivisionError of its own. The suite's progress is shown as it runs (its whole output in
+  ``.test-logs/suite.log``, each kernel pass's in ``.test-logs/kernels-*.log``); its summary comes last.
 """
 
 import hashlib

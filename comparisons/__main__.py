@@ -21,6 +21,8 @@ COMMANDS = {
     "paper": ("comparisons.paper", "SE vs OLE after Xia, Zhai & Wang (tables, Figure 2) on a LETOR folder"),
     "long-lists": ("comparisons.long_lists", "what full-list, truncated and sampled pairs reach on long queries "
                                              "(paired over test queries)"),
+    "clicks": ("comparisons.clicks", "rankers trained on simulated clicks: naive, the engines' debiasing, ours, "
+                                     "the true-label skyline (and LightGBM's own position-bias test)"),
 }
 
 

@@ -40,6 +40,17 @@ def positive_float(text):
     return v
 
 
+def open_fraction(text):
+    """A number strictly between 0 and 1 (``--log-fraction``: a share of the queries, neither none nor all)."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = float("nan")
+    if not 0 < v < 1:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}")
+    return v
+
+
 def csv_arg(choices=None, kind=None):
     """A non-empty comma list, of ``choices`` or of values parsed by ``kind`` (e.g. positive_int)."""
     def parse(text):

@@ -74,3 +74,31 @@ def mde(sd, n, alpha=0.05, power=0.8):
     if n < 2 or not np.isfinite(sd):
         return float("nan")
     return float((stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) * sd / np.sqrt(n))
+
+
+def holm_families(rows, primary, metrics, alpha=0.05):
+    """Holm's correction over a table's paired tests, in place: ``primary`` (the pre-declared endpoint)
+    is one family across the rows, the other ``metrics`` a second; each row with ``"<metric> p"`` gets
+    ``"<metric> p_holm"`` and ``"<metric> significant"`` (p_Holm < ``alpha``). Returns the size of the
+    primary family."""
+    for family in ([primary], [m for m in metrics if m != primary]):
+        tested = [(i, m) for i, r in enumerate(rows) for m in family if m + " p" in r]
+        adjusted = holm([rows[i][m + " p"] for i, m in tested]) if tested else []
+        for (i, m), p in zip(tested, adjusted):
+            rows[i][m + " p_holm"] = float(p)
+            rows[i][m + " significant"] = bool(p < alpha)
+    return sum(primary + " p" in r for r in rows)
+
+
+def power_by_data(rows, primary, family, alpha=0.05):
+    """Per data set of ``rows``: the median over rows of the sd of the paired ``primary`` differences
+    (``"<primary> sd"``), the largest number of paired queries, and the difference detectable at 80 %
+    power by one test (``mde``) and at Holm's strictest step over ``family`` tests (``mde_holm``)."""
+    power = {}
+    for data in sorted({r["data"] for r in rows}):
+        sds = [r[primary + " sd"] for r in rows if r["data"] == data and np.isfinite(r.get(primary + " sd", np.nan))]
+        ns = [r[primary + " n"] for r in rows if r["data"] == data and primary + " n" in r]
+        sd, n = (float(np.median(sds)), int(max(ns))) if sds else (float("nan"), 0)
+        power[data] = {"sd": sd, "n_queries": n, "mde": mde(sd, n, alpha),
+                       "mde_holm": mde(sd, n, alpha / max(family, 1)), "family": family}
+    return power

@@ -2,7 +2,7 @@
 
 Trains, on the same seeded web-like synthetic data (:func:`lambda_objectives.make_ranking`):
 LightGBM native ``lambdarank``; LightGBM with our exact ΔNDCG objective (the adapters' default:
-the full list, no truncation, which trained the better rankers in docs/reproducing.md), with and
+the full list, no truncation, which trained the better rankers in docs/reproducing/quality.md), with and
 without LightGBM's normalisation; LightGBM with our ``preset="lightgbm"`` (which must reproduce
 native bit for bit); LightGBM with our exact ΔERR objective; XGBoost native ``rank:ndcg`` and with
 our objective; and the reference MART trainer with the SE and OLE split criteria. Prints a table of held-out NDCG@1/3/10, ERR@10

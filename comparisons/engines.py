@@ -92,7 +92,7 @@ def add_arguments(p):
                    help="the metric of our lambda objective")
     p.add_argument("--k", type=positive_int, default=None,
                    help="truncate our objective's lambdas at rank k (default: the full list, the adapters' default, "
-                        "which trained better rankers than truncation at 10 in docs/reproducing.md)")
+                        "which trained better rankers than truncation at 10 in docs/reproducing/quality.md)")
     p.add_argument("--rounds", type=positive_int, default=100, help="boosting rounds")
     p.add_argument("--leaves", type=int_at_least(2), default=31, help="leaves per tree (>= 2)")
     p.add_argument("--lr", type=positive_float, default=0.1, help="learning rate")

@@ -536,7 +536,7 @@ def add_arguments(p):
     p.add_argument("--mcrank-iterations", type=positive_int, default=2500, help="McRank rounds (the paper's)")
     p.add_argument("--k", type=positive_int, default=None,
                    help="truncate LambdaMART's ΔNDCG lambdas at rank k (default: the full list; the paper states "
-                        "no truncation; the MQ2008 table in docs/reproducing.md was measured with --k 10)")
+                        "no truncation; the MQ2008 table in docs/reproducing/paper.md was measured with --k 10)")
     p.add_argument("--select", default="final", choices=("final", "validation"),
                    help="final: test metrics at the last iteration (the paper's protocol); validation: at the best "
                         "validation NDCG@10 iteration (not the paper's protocol)")

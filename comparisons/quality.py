@@ -34,7 +34,7 @@ from ._cli import convention_arg, csv_arg, dataset_name, folds_arg, grid_args, p
 from ._machine import log, machine_record
 from ._data import DATA_HELP, load_fold, resolve_data
 from ._runner import run_grid
-from ._stats import holm, mde, sign_flip_pvalue, t_interval
+from ._stats import holm, holm_families, mde, power_by_data, sign_flip_pvalue, t_interval  # noqa: F401 (holm, mde: tests read them here)
 from .runstore import RunStore
 
 METRICS = ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "err@10", "map@10", "mrr@10")
@@ -81,7 +81,7 @@ SYSTEMS = {
     ("catboost", "native YetiRank"): ("native", {"loss_function": "YetiRank"}),
     ("catboost", "native YetiRank MRR"): ("native", {"loss_function": "YetiRank:mode=MRR"}),
     ("catboost", "native YetiRank MAP"): ("native", {"loss_function": "YetiRank:mode=MAP"}),
-    # the CatBoost attribution (docs/reproducing.md): its gradient in the other engines, LightGBM trained
+    # the CatBoost attribution (docs/reproducing/quality.md): its gradient in the other engines, LightGBM trained
     # the way CatBoost trains, and CatBoost's own defaults switched on one at a time (TRAINING below)
     ("lightgbm", "ours catboost-lambdamart"): ("ours", "ndcg", {"preset": "catboost"}),
     ("lightgbm", "ours catboost-lambdamart (catboost-like training)"): ("ours", "ndcg", {"preset": "catboost"}),
@@ -168,7 +168,7 @@ DEFAULT_SYSTEMS = ("native lambdarank", "native rank_xendcg", "ours ndcg", "ours
                    "ours ndcg_loss2@10", "ours ndcg_loss2pp@10", "ours xendcg", "ours yetirank", "native rank:ndcg", "native rank:pairwise",
                    "native LambdaMart NDCG", "native YetiRank")
 # issue #33's objectives (softmax, ListMLE, PL-Rank-3, the YetiLoss modes) are opt-in (--objectives):
-# the documented default protocol, and the tables in README made by it, stay what they were
+# the documented default protocol, and the tables in docs/reproducing/quality.md made by it, stay what they were
 
 #: ``--objectives per-metric``: the per-metric evidence run (issue #33): each engine's default native, the
 #: YetiLoss modes (CatBoost's own as the reference), PL-Rank-3, softmax, ListMLE and the exact ΔMAP/ΔMRR/ΔERR
@@ -390,20 +390,8 @@ def summarise(results, alpha=0.05, rounds=None, primary=PRIMARY):
                 row[m + " n"] = int(np.isfinite(diffs).sum())
                 row[m + " p"] = sign_flip_pvalue(diffs)
         rows.append(row)
-    for family in ([primary], [m for m in METRICS if m != primary]):
-        tested = [(i, m) for i, r in enumerate(rows) for m in family if m + " p" in r]
-        adjusted = holm([rows[i][m + " p"] for i, m in tested]) if tested else []
-        for (i, m), p in zip(tested, adjusted):
-            rows[i][m + " p_holm"] = float(p)
-            rows[i][m + " significant"] = bool(p < alpha)
-    n_primary = sum(primary + " p" in r for r in rows)
-    power = {}
-    for data in sorted({r["data"] for r in rows}):
-        sds = [r[primary + " sd"] for r in rows if r["data"] == data and np.isfinite(r.get(primary + " sd", np.nan))]
-        ns = [r[primary + " n"] for r in rows if r["data"] == data and primary + " n" in r]
-        sd, n = (float(np.median(sds)), int(max(ns))) if sds else (float("nan"), 0)
-        power[data] = {"sd": sd, "n_queries": n, "mde": mde(sd, n, alpha),
-                       "mde_holm": mde(sd, n, alpha / max(n_primary, 1)), "family": n_primary}
+    n_primary = holm_families(rows, primary, METRICS, alpha)
+    power = power_by_data(rows, primary, n_primary, alpha)
     iters = [(r["best_iteration"], r.get("rounds", rounds)) for _, r in results]
     below = [b < cap for b, cap in iters if cap is not None]
     cap = {"tasks": len(below), "share_below_cap": float(np.mean(below)) if below else float("nan"),

@@ -126,7 +126,7 @@ What each row compares: the first {queries} training queries of {what}, at rando
 * CatBoost rows (when it is installed): PASS = our reproduction of CatBoost's formulas (preset="catboost")
   equals its probed derivatives. "vs exact lambdas agrees/differs" sets CatBoost beside our exact
   lambdas: "differs" is an expected finding (CatBoost's formulas depart from the exact ones there:
-  docs/reproducing.md, "CatBoost's ranking gradients"), not a failure. YetiRank rows: CatBoost's random
+  docs/reproducing/validate.md, "CatBoost's ranking gradients"), not a failure. YetiRank rows: CatBoost's random
   pairs averaged over seeds against their expectation; PASS within 5 standard errors.
 """
 

@@ -168,3 +168,9 @@ from .dask_support import (  # noqa: E402
 
 __all__ += ["check_query_partitions", "dask_lightgbm_ranker", "dask_metric", "partition_group_sizes",
             "repartition_by_query", "xgboost_dask_train"]
+
+# --- clicks (issue #45): the click simulator; the sub-namespace lambda_objectives.clicks holds the rest ---
+from . import clicks  # noqa: E402
+from .clicks import simulate_clicks  # noqa: E402
+
+__all__ += ["clicks", "simulate_clicks"]

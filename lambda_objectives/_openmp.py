@@ -130,5 +130,5 @@ def _decide(by):
 
 
 def openmp_sharing():
-    """What :func:`share_with_xgboost` did in this process (``None``: not asked yet)."""
+    """What ``share_with_xgboost`` did in this process (``None``: not asked yet)."""
     return _STATE["status"]

@@ -86,6 +86,7 @@ class Entry:
     listwise: bool = False      # a listwise objective (its own kernel, not the pair loop)
     sampled: bool = False       # pairs drawn afresh every round (YetiRank: its own kernel, not the pair loop)
     objective_options: tuple = ()  # what the exact objective takes beyond PAIR_OPTIONS + ``options``
+    value_options: tuple = ()   # what the metric's value reads beyond ``options`` (NDCG's ideal_zero)
     preset_options: dict = field(default_factory=dict)  # engine -> every option its preset reads (k, sigma too)
 
     def __post_init__(self):
@@ -115,7 +116,7 @@ _ROWS = (
           preset_options={"lightgbm": ("k", "sigma", "label_gain", "norm"),
                           "xgboost": ("k",) + _XGB_OPTIONS + ("exp_gain",),
                           "catboost": ("k", "sigma", "norm", "gain", "denominator")},
-          engine_eval={"lightgbm": "ndcg", "xgboost": "ndcg"},
+          engine_eval={"lightgbm": "ndcg", "xgboost": "ndcg"}, value_options=("ideal_zero",),
           summary="normalised discounted cumulative gain"),
     Entry("dcg", DCG, UNLESS_LINEAR, True, False, _gain_inputs, ("gain", "label_gain"),
           summary="discounted cumulative gain"),
@@ -234,6 +235,31 @@ def objective_options(name, preset=None):
     if row.listwise or row.sampled:
         return frozenset(row.objective_options)
     return frozenset(PAIR_OPTIONS + row.options + row.objective_options)
+
+
+#: what every metric value takes: a named convention speaks for all of them (ERR, MAP and MRR are the same
+#: in every convention)
+METRIC_OPTIONS = ("convention",)
+
+
+def metric_options(names):
+    """Every keyword option of :func:`lambda_objectives.metric_values` that at least one of the metrics
+    ``names`` (canonical names) reads: each row's ``options`` and ``value_options``, and
+    :data:`METRIC_OPTIONS`. The table the metric functions check what a caller passed against."""
+    out = set(METRIC_OPTIONS)
+    for name in names:
+        out.update(REGISTRY[name].options + REGISTRY[name].value_options)
+    return frozenset(out)
+
+
+def metric_option_error(names, bad):
+    """The ``ValueError`` message for options ``bad`` that none of the metrics ``names`` reads."""
+    allowed = sorted(metric_options(names))
+    if len(names) == 1:
+        return (f"unknown options for metric={names[0]!r}: {sorted(bad)} (this metric does not read them); "
+                f"it takes {allowed}")
+    return (f"unknown options for metrics={list(names)}: {sorted(bad)} (none of these metrics reads them); "
+            f"they take {allowed}")
 
 
 #: why an option is refused, for the error message: (preset, option) or (preset, option, kind of row)

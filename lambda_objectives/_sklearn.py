@@ -271,7 +271,7 @@ class EngineRanker(BaseEstimator):
         """Mean over queries of ``score_metric``; queries from ``qid``/``group`` or X's qid column.
 
         ``ValueError`` when a scored query is cut between fit and score (see
-        :func:`check_scored_queries`); ``new_queries=True`` says the scored qids name other
+        ``check_scored_queries``); ``new_queries=True`` says the scored qids name other
         queries than the training ones even where their values repeat.
         """
         X, qid = split_qid_column(X, qid)

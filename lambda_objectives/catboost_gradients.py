@@ -2,7 +2,7 @@
 
 :func:`catboost_lambdamart_gradients` computes what CatBoost's ``LambdaMart`` loss (catboost >= 1.2.1,
 ``TLambdaMartError``) feeds its trees, per document, without CatBoost; the formulas are in
-:mod:`lambda_objectives._kernels.catboost`. :func:`catboost_validation_rows` measures them, and our
+``lambda_objectives._kernels.catboost``. :func:`catboost_validation_rows` measures them, and our
 exact lambdas (:func:`lambda_objectives.lambda_gradients`), against the engine's own derivatives
 read off by :func:`lambda_objectives.probe_catboost` (the probe lives in :mod:`lambda_objectives.probe`).
 ``PairLogit`` is our RankNet with CatBoost's sign (:func:`catboost_pairlogit_row`); ``YetiRank`` is
@@ -71,9 +71,9 @@ def catboost_lambdamart_gradients(scores, labels, group_ptr, metric="ndcg", top=
 
     The weights per metric, the ``norm`` rule (``δ /= 0.01 + |Δs|``, then ``log2(1+S)/S`` per query)
     and the ranking (scores descending, ties in input order) are stated in
-    :mod:`lambda_objectives._kernels.catboost`. Only for NDCG and DCG is ``δ`` the |ΔZ| of a swap
+    ``lambda_objectives._kernels.catboost``. Only for NDCG and DCG is ``δ`` the ``|ΔZ|`` of a swap
     (linear gain by default: CatBoost's ``type=Base``; DCG is divided by the ideal DCG too); for MRR,
-    ERR and MAP it is not, see docs/reproducing.md, "CatBoost".
+    ERR and MAP it is not, see docs/reproducing/validate.md.
 
     Parameters
     ----------
@@ -154,7 +154,7 @@ VALIDATION_SETTINGS = (
 def catboost_comparison_rows(scores, labels, group_ptr, rtol=1e-6, settings=None):
     """CatBoost's probed ``LambdaMart`` derivatives vs our reproduction and vs our exact lambdas.
 
-    For each setting of :data:`VALIDATION_SETTINGS` (or ``settings``), probes CatBoost
+    For each setting of ``VALIDATION_SETTINGS`` (or ``settings``), probes CatBoost
     (:func:`lambda_objectives.probe_catboost`, in this process: run it isolated from other engines)
     at ``scores`` rounded to float32 (CatBoost stores a ``Pool``'s baseline in float32, so both
     sides use the rounded scores). ERR targets given to CatBoost and to our reproduction are the

@@ -1,7 +1,7 @@
 """Input checks shared by every public function (and by ``reference`` and ``comparisons``).
 
 Each returns the validated array in the package's dtype or raises ``ValueError`` naming the problem
-and the first offending row; query boundaries are checked in :mod:`lambda_objectives.groups`.
+and the first offending row; query boundaries are checked in ``lambda_objectives.groups``.
 """
 
 import numbers
@@ -107,7 +107,7 @@ def check_k(k, name="k"):
 
     A ``k`` at least the length of a query's list means the whole list (the truncation
     convention of every metric here); one beyond int64 (``10**20``) is clamped to
-    :data:`K_WHOLE_LIST`, which means the same for any list, instead of overflowing in a kernel.
+    ``K_WHOLE_LIST``, which means the same for any list, instead of overflowing in a kernel.
     """
     if k is None:
         return None
@@ -228,9 +228,9 @@ def check_training_data(labels, group_ptr, weights=None, *, weights_per="row", l
 
     The one check every adapter entry point runs on what the user gave the engine (``lgb.Dataset``,
     ``xgb.DMatrix``, or the arguments of ``gradients``): ``label`` finite and non-negative
-    (:func:`check_labels`), query boundaries (:func:`~lambda_objectives.groups.check_group_ptr`), and
+    (:func:`check_labels`), query boundaries (:func:`~lambda_objectives.check_group_ptr`), and
     ``weight`` per ``weights_per`` (``"row"``: LightGBM; ``"query"``: XGBoost ranking) as in
-    :func:`check_weights`. ``limit``: the magnitude at which the engine stores an infinity (LightGBM
+    :func:`~lambda_objectives.checks.check_weights`. ``limit``: the magnitude at which the engine stores an infinity (LightGBM
     turns an inf label or weight into its float32 1e38 and a NaN into 0, which no later check can
     see). Returns float64 labels, int64 boundaries and float64 weights (or ``None``).
     """
@@ -251,15 +251,34 @@ def check_training_data(labels, group_ptr, weights=None, *, weights_per="row", l
     return y, ptr, w
 
 
-def check_options(metric, given, preset=None):
+def check_options(metric, given, preset=None, *, value=False):
     """Raise ``ValueError`` when ``given`` (names of the options a caller passed) holds one that objective
     ``metric`` under ``preset`` does not read (the registry's ``objective_options`` table), naming it and
-    the accepted ones: an option an objective would ignore is an error, never a silent no-op."""
+    the accepted ones: an option an objective would ignore is an error, never a silent no-op.
+
+    ``value=True``: the same check for metric values (``metric_values`` and the functions sharing its
+    path): ``metric`` is one canonical metric name or a sequence of them, and an option is refused when
+    none of them reads it (the registry's ``metric_options``)."""
     from . import _registry as reg  # the registry imports this module: no cycle at import time
 
+    if value:
+        names = [metric] if isinstance(metric, str) else list(dict.fromkeys(metric))
+        bad = set(given) - reg.metric_options(names)
+        if bad:
+            raise ValueError(reg.metric_option_error(names, sorted(bad)))
+        return
     bad = set(given) - reg.objective_options(metric, preset)
     if bad:
         raise ValueError(reg.option_error(metric, sorted(bad), preset))
+
+
+def given_options(values, defaults):
+    """Names of the options in ``values`` given a value other than their default in ``defaults`` (what a
+    caller asked for): ``None`` defaults by identity, scalar ones by equality (an array is never a default)."""
+    def is_default(v, d):
+        return v is None if d is None else isinstance(v, (bool, int, float, str)) and v == d
+
+    return {name for name, v in values.items() if not is_default(v, defaults[name])}
 
 
 def check_outputs(out, n, **inputs):
@@ -291,3 +310,113 @@ def check_outputs(out, n, **inputs):
             if np.shares_memory(a, view):
                 raise ValueError(f"out {name} overlaps the {what} input; pass separate output arrays")
     return g, h
+
+
+#: the ways to debias clicks by display position (``bias=``), each in :mod:`lambda_objectives.adapters`
+#: and :func:`~lambda_objectives.lambda_gradients`
+BIASES = ("ips", "pairwise", "additive")
+#: the option each way reads (given without its ``bias=``, an option is an error, not a no-op)
+BIAS_OPTIONS = {"propensities": "ips", "bias_norm": "pairwise", "position_bias_regularization": "additive"}
+
+
+def check_bias(bias, propensities=None, bias_norm=None, position_bias_regularization=None):
+    """``(bias, options)`` with ``options`` the checked values of the one ``bias=`` way chosen:
+    ``propensities`` (float64, each in (0, 1]; required by ``"ips"``), ``bias_norm`` (finite, >= 0; default
+    1.0, XGBoost's code default of ``lambdarank_bias_norm``) or ``position_bias_regularization`` (finite,
+    >= 0; default 0.0, LightGBM's ``lambdarank_position_bias_regularization``). ``ValueError`` for an unknown
+    ``bias`` or an option given to another way (or without ``bias=``), naming the argument."""
+    given = {"propensities": propensities, "bias_norm": bias_norm,
+             "position_bias_regularization": position_bias_regularization}
+    if bias is not None and (not isinstance(bias, str) or bias not in BIASES):
+        raise ValueError(f"bias must be None or one of {BIASES}, got {bias!r}")
+    for name, value in given.items():
+        if value is not None and BIAS_OPTIONS[name] != bias:
+            raise ValueError(f"{name}= is an option of bias={BIAS_OPTIONS[name]!r}, but bias={bias!r}: pass "
+                             f"bias={BIAS_OPTIONS[name]!r} or drop {name}")
+    if bias == "ips":
+        if propensities is None:
+            raise ValueError("bias='ips' needs propensities= (the examination probability of each display "
+                             "position, 0-based, each in (0, 1])")
+        return bias, {"propensities": check_propensities(propensities)}
+    if bias == "pairwise":
+        return bias, {"bias_norm": _non_negative(1.0 if bias_norm is None else bias_norm, "bias_norm")}
+    if bias == "additive":
+        reg = 0.0 if position_bias_regularization is None else position_bias_regularization
+        return bias, {"position_bias_regularization": _non_negative(reg, "position_bias_regularization")}
+    return None, {}
+
+
+def _non_negative(value, name):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (np.isfinite(value) and value >= 0):
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
+def check_propensities(propensities):
+    """The examination probability of each display position (index = 0-based position) as float64; each
+    must lie in (0, 1] (``ValueError`` naming the first position that does not)."""
+    arr = np.asarray(propensities)
+    if arr.ndim != 1 or arr.shape[0] == 0:
+        raise ValueError(f"propensities must be a non-empty 1-D array (one per display position), got shape "
+                         f"{arr.shape}")
+    if arr.dtype.kind not in "fiu":
+        raise ValueError(f"propensities must be numeric, got dtype {arr.dtype}")
+    arr = np.array(arr, dtype=FLOAT)  # a copy: the caller's array is never held
+    bad = ~((arr > 0) & (arr <= 1))  # NaN fails both
+    if bad.any():
+        p = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"propensities must lie in (0, 1] (examination probabilities), position {p} is "
+                         f"{arr[p].item()!r}")
+    return arr
+
+
+def check_positions(positions, group_ptr, name="positions", n_positions=None):
+    """Per-row display positions (0-based rank at which each row was shown) as int64.
+
+    ``positions`` must hold one integer >= 0 per row of ``group_ptr``'s queries (integral floats such as
+    LightGBM's stored values are accepted), a display position at most once per query, and, with
+    ``n_positions`` (the length of the ``propensities``), below it. ``ValueError`` naming the row (and
+    query) otherwise.
+    """
+    arr = np.asarray(positions)
+    n = int(group_ptr[-1])
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D (one display position per row), got shape {arr.shape}")
+    if arr.shape[0] != n:
+        raise ValueError(f"{name} has {arr.shape[0]} rows but the query groups cover {n}: one display position "
+                         "per row")
+    if arr.dtype.kind not in "fiub" or arr.dtype.kind == "b":
+        raise ValueError(f"{name} must be integers, got dtype {arr.dtype}")
+    if arr.dtype.kind == "f":
+        bad = ~np.isfinite(arr) | (arr != np.floor(arr))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"{name} must be integers (0-based display ranks), row {i} is {arr[i].item()!r}")
+    neg = arr < 0
+    if neg.any():
+        i = int(np.flatnonzero(neg)[0])
+        raise ValueError(f"{name} must be >= 0 (0-based display ranks), row {i} is {arr[i].item()!r}")
+    if arr.size and arr.max() >= 2 ** 62:
+        i = int(np.argmax(arr))
+        raise ValueError(f"{name} at row {i} is {arr[i].item()!r}: too large for a display position")
+    pos = np.array(arr, dtype=np.int64)
+    if n_positions is not None and pos.size and pos.max() >= n_positions:
+        i = int(np.flatnonzero(pos >= n_positions)[0])
+        raise ValueError(f"{name} at row {i} is {pos[i]}, but propensities has {n_positions} entries (positions "
+                         f"0..{n_positions - 1}): give the examination probability of every position shown")
+    # a display position is shown once per query
+    q = np.repeat(np.arange(len(group_ptr) - 1, dtype=np.int64), np.diff(group_ptr))
+    key = np.lexsort((pos, q))
+    dup = np.flatnonzero((q[key][1:] == q[key][:-1]) & (pos[key][1:] == pos[key][:-1]))
+    if dup.size:
+        a, b = sorted((int(key[dup[0]]), int(key[dup[0] + 1])))
+        raise ValueError(f"{name}: rows {a} and {b} of query {int(q[a])} are both at position {pos[a]}; a display "
+                         "position is shown once per query")
+    return pos
+
+
+def positions_in_query(group_ptr):
+    """The default display positions: each row's index inside its query (XGBoost's convention, which
+    takes the input order of a query as the order it was shown in)."""
+    sizes = np.diff(group_ptr)
+    return np.arange(int(group_ptr[-1]), dtype=np.int64) - np.repeat(np.asarray(group_ptr[:-1], np.int64), sizes)

@@ -10,8 +10,9 @@ from ._config import FLOAT, PTR
 from ._kernels import pairs
 from ._kernels.ranking import discount_table
 from ._threads import numba_threads
-from .checks import (SEED_MAX, check_integer, check_k, check_labels, check_options, check_outputs, check_query_weights,
-                     check_scores)
+from ._kernels.position_bias import additive_newton, shifted_scores, update_bias_factors
+from .checks import (SEED_MAX, check_bias, check_integer, check_k, check_labels, check_options, check_outputs,
+                     check_positions, check_query_weights, check_scores, given_options, positions_in_query)
 from .groups import check_group_ptr
 from .xendcg import xendcg_gradients
 
@@ -44,7 +45,8 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
                      label_gain=None, max_label=None, threshold=0.0, query_weights=None,
                      normalize=None, mu=None, pair_method="all", num_pair_per_sample=None, seed=None,
                      iteration=0, beta=None, lambda_=None, ties=None, out=None, n_threads=None, return_pairs=False,
-                     return_cost=False):
+                     return_cost=False, bias=None, positions=None, propensities=None, bias_norm=None,
+                     position_bias_regularization=None, learning_rate=None, bias_state=None):
     r"""LambdaMART gradient and diagonal Hessian of a pairwise metric-weighted logistic loss.
 
     Definition (Burges, MSR-TR-2010-82, §4 and §7). Each query is ranked by ``scores``
@@ -82,7 +84,7 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
     group_ptr : array-like of shape (n_queries + 1,)
         Query boundaries.
     metric : str or ``"name@k"``
-        ``"ndcg"``, ``"err"``, ``"map"``, ``"mrr"`` (|Δmetric| of a swap), ``"ranknet"`` (weight 1),
+        ``"ndcg"``, ``"err"``, ``"map"``, ``"mrr"`` (``|Δmetric|`` of a swap), ``"ranknet"`` (weight 1),
         ``"ndcg_loss2"`` / ``"ndcg_loss2pp"`` (LambdaLoss, Wang et al. 2018; with ``k`` the
         LambdaLoss@K of Jagerman et al. 2022 as published: every pair, the @K multiplier below ``k``),
         ``"ndcg_loss2_top"`` / ``"ndcg_loss2pp_top"`` (ours: the same weights on pairs with a document
@@ -151,6 +153,49 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
     return_cost : bool
         Also return each query's cost ``C_q = w_q Σ |ΔZ| log(1 + e^{−σ(s_i − s_j)})`` at the
         current ranking (before normalisation), the loss whose gradient ``grad`` is.
+    bias : {None, "ips", "pairwise", "additive"}
+        Position debiasing of click labels (``labels`` are then clicks, or any labels observed under a
+        position bias), by the display position of each row (``positions``):
+
+        * ``"ips"``: each pair's weight ``|ΔZ|`` is multiplied by ``1/θ[p_high]``, the inverse examination
+          probability (``propensities``) of the position of its higher-labelled (clicked) row (Joachims,
+          Swaminathan, Schnabel, WSDM 2017). Under the position-based model ``E[c/θ] = r``, so this is an
+          unbiased estimate of the same objective on the true relevance **only for objectives linear in the
+          labels** — DCG with ``gain="linear"`` (and RankNet / ``label_diff`` pairs of a clicked document,
+          precision-like counts; Agarwal et al., SIGIR 2019). It is *not* unbiased for NDCG (its normaliser
+          is a function of all labels), ERR, AP or RR (not linear in the labels; cascade metrics need
+          cascade-model propensities, Vardasbi et al., SIGIR 2020), nor for exponential gain: there it is a
+          re-weighting heuristic.
+        * ``"pairwise"``: Unbiased LambdaMART (Hu, Wang, Peng, Li, WWW 2019, arXiv 1809.05818): each pair's
+          weight is divided by ``t⁺[p_high]·t⁻[p_low]`` (``bias_state = (t_plus, t_minus)``, default all
+          1), and the next round's factors are re-estimated from this pass's pair costs with the paper's
+          RankNet cost ``c = |ΔZ|·log(1 + exp(−σ(s_high − s_low)))`` (eq. 30/31):
+          ``t⁺_p = (Σ_{high at p} c/t⁻[p_low] / (the same at p = 0))^(1/(1 + bias_norm))`` and likewise
+          ``t⁻``; a factor below 1e-16 divides nothing, positions beyond ``len(t_plus)`` get factor 1 and no
+          cost sums, and a position without pairs keeps its factor when position 0 has none. (XGBoost's own
+          version, with its mirrored cost ``softplus(s_high − s_low)·Δ``, is ``preset="xgboost"`` of the
+          XGBoost adapter.)
+        * ``"additive"``: LightGBM's model ``score + b[p]``: the gradients are taken at ``scores +
+          b[positions]`` (``bias_state = b``, default 0), then one regularised Newton step per position,
+          ``b_p += learning_rate·G_p/(|H_p| + 0.001)`` with ``G_p = −Σ_{rows at p} g − μ n_p b_p``,
+          ``H_p = −Σ h − μ n_p`` (``μ`` = ``position_bias_regularization``). Works for every objective.
+
+        With ``"pairwise"`` or ``"additive"`` the updated state (a new ``(t_plus, t_minus)`` or ``b``; the
+        input is never modified) is returned last: feed it to the next round's call. Not for a user's pair
+        weight function, nor (``"ips"``/``"pairwise"``) for the listwise and sampled objectives.
+    positions : array-like of int, shape (n,), optional
+        With ``bias``: each row's 0-based display position (default: its index inside its query, XGBoost's
+        convention); integers >= 0, each at most once per query.
+    propensities : array-like, optional
+        ``bias="ips"``: the examination probability of each display position, in (0, 1].
+    bias_norm : float >= 0, optional
+        ``bias="pairwise"``: the exponent's ``p`` (XGBoost's ``lambdarank_bias_norm``, default 1.0).
+    position_bias_regularization : float >= 0, optional
+        ``bias="additive"``: ``μ`` (LightGBM's ``lambdarank_position_bias_regularization``, default 0).
+    learning_rate : float > 0
+        ``bias="additive"`` (required): the step of ``b``'s update (LightGBM uses its ``learning_rate``).
+    bias_state : optional
+        ``bias="pairwise"``: ``(t_plus, t_minus)``; ``bias="additive"``: ``b`` (one value per position).
 
     Returns
     -------
@@ -159,7 +204,134 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
         Only with ``return_pairs=True``.
     cost : ndarray of float64, shape (n_queries,)
         Only with ``return_cost=True`` (after ``pairs`` when both are asked for).
+    bias_state : tuple of ndarray or ndarray
+        Only with ``bias="pairwise"`` (``(t_plus, t_minus)``, float64) or ``"additive"`` (``b``), last.
     """
+    bias, bias_opts = check_bias(bias, propensities, bias_norm, position_bias_regularization)
+    if bias is None:
+        given = [name for name, v in (("positions", positions), ("learning_rate", learning_rate),
+                                      ("bias_state", bias_state)) if v is not None]
+        if given:
+            raise ValueError(f"{given} are read only with bias= ('ips', 'pairwise' or 'additive'); pass bias or "
+                             "drop them")
+    else:
+        if reg.is_weight_function(metric):
+            raise ValueError("bias= is not available with a user's pair-weight function")
+        return _biased(bias, bias_opts, scores, labels, group_ptr, metric, k, sigma, positions, learning_rate,
+                       bias_state, n_threads=n_threads, out=out, return_pairs=return_pairs, return_cost=return_cost,
+                       options=dict(gain=gain, label_gain=label_gain, max_label=max_label, threshold=threshold,
+                                    query_weights=query_weights, normalize=normalize, mu=mu, pair_method=pair_method,
+                                    num_pair_per_sample=num_pair_per_sample, seed=seed, iteration=iteration,
+                                    beta=beta, lambda_=lambda_, ties=ties))
+    return _lambda_gradients(scores, labels, group_ptr, metric, k, sigma, gain=gain, label_gain=label_gain,
+                             max_label=max_label, threshold=threshold, query_weights=query_weights,
+                             normalize=normalize, mu=mu, pair_method=pair_method,
+                             num_pair_per_sample=num_pair_per_sample, seed=seed, iteration=iteration, beta=beta,
+                             lambda_=lambda_, ties=ties, out=out, n_threads=n_threads, return_pairs=return_pairs,
+                             return_cost=return_cost)
+
+
+_NO_BIAS = (pairs.BIAS_NONE, np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0))
+
+
+def _biased(bias, opts, scores, labels, group_ptr, metric, k, sigma, positions, learning_rate, state, *, n_threads,
+            out, return_pairs, return_cost, options):
+    """:func:`lambda_gradients` with ``bias=`` (its docstring): positions and state checked here, then the
+    pair loop with its factors (``"ips"``, ``"pairwise"``) or the gradients at the shifted scores (``"additive"``)."""
+    s = check_scores(scores)
+    ptr = check_group_ptr(group_ptr, s.shape[0])
+    n_pos = opts["propensities"].shape[0] if bias == "ips" else None
+    if positions is None:
+        pos = check_positions(positions_in_query(ptr), ptr, "positions (each row's index in its query)", n_pos)
+    else:
+        pos = check_positions(positions, ptr, n_positions=n_pos)
+    n_ids = int(pos.max(initial=0)) + 1
+    if bias == "additive":
+        if learning_rate is None:
+            raise ValueError("bias='additive' needs learning_rate= (the step of the position biases' Newton update; "
+                             "LightGBM uses its learning_rate)")
+        if isinstance(learning_rate, bool) or not np.isfinite(learning_rate) or learning_rate <= 0:
+            raise ValueError(f"learning_rate must be a finite number > 0, got {learning_rate!r}")
+        b = np.zeros(n_ids)
+        if state is not None:
+            given = check_scores(state, "bias_state (b, one per position)")
+            b[:min(n_ids, given.shape[0])] = given[:n_ids]
+            if given.shape[0] > n_ids:
+                b = np.concatenate([b, given[n_ids:]])
+        shifted = np.empty(s.shape[0])
+        shifted_scores(s, pos, b, shifted)
+        res = _lambda_gradients(shifted, labels, ptr, metric, k, sigma, out=out, n_threads=n_threads,
+                                return_pairs=return_pairs, return_cost=return_cost, **options)
+        res = res if isinstance(res, tuple) else tuple(res)
+        additive_newton(res[0], res[1], pos, float(learning_rate), opts["position_bias_regularization"], b)
+        return res + (b,)
+    if learning_rate is not None or (bias == "ips" and state is not None):
+        raise ValueError(f"bias={bias!r} takes no {'learning_rate' if learning_rate is not None else 'bias_state'}")
+    row = reg.REGISTRY[reg.parse_metric(metric, k, kind="objective")[0]]
+    if not (row.lambdas or row.name == "yetirank"):
+        raise ValueError(f"bias={bias!r} weights the pairs of a pair loop, so it needs one of "
+                         f"{LAMBDA_METRICS + ('yetirank',)}, not {row.name!r}; bias='additive' works with any objective")
+    arrays, factors = bias_arrays(bias, opts, pos, state)
+    res = _lambda_gradients(s, labels, ptr, metric, k, sigma, out=out, n_threads=n_threads, return_pairs=return_pairs,
+                            return_cost=return_cost, _bias=arrays, **options)
+    res = res if isinstance(res, tuple) else tuple(res)
+    if bias == "ips":
+        return res
+    return res + (bias_update(arrays, factors, pos, opts["bias_norm"]),)
+
+
+def bias_arrays(bias, opts, pos, state):
+    """The pair loops' ``(code, fa, fb, ca, cb)`` for ``bias`` "ips" or "pairwise" (options checked by
+    :func:`~lambda_objectives.checks.check_bias`, positions by ``check_positions``), and the factors in use
+    (``"pairwise"``: ``(t_plus, t_minus)`` from ``state``, all ones over the positions seen by default)."""
+    n = pos.shape[0]
+    if bias == "ips":
+        return (pairs.BIAS_FACTORS, 1.0 / opts["propensities"][pos], np.ones(n), np.zeros(0), np.zeros(0)), None
+    tp, tm = _check_factors(state, int(pos.max(initial=0)) + 1)
+    tracked = pos < tp.shape[0]
+    p_in = np.where(tracked, pos, 0)
+    # a factor below 1e-16 (or a position beyond the tables) divides nothing, as XGBoost's rule
+    fa = np.ones(n)
+    fb = np.ones(n)
+    ok = tracked & (tp[p_in] >= 1e-16)
+    fa[ok] = 1.0 / tp[p_in][ok]
+    ok = tracked & (tm[p_in] >= 1e-16)
+    fb[ok] = 1.0 / tm[p_in][ok]
+    return (pairs.BIAS_ESTIMATE, fa, fb, np.zeros(n), np.zeros(n)), (tp, tm)
+
+
+def bias_update(arrays, factors, pos, bias_norm):
+    """The next round's ``(t_plus, t_minus)`` from a pass's cost sums (new arrays; eq. 30/31)."""
+    tp, tm = factors[0].copy(), factors[1].copy()
+    update_bias_factors(arrays[3], arrays[4], pos, 1.0 / (1.0 + bias_norm), tp, tm)
+    return tp, tm
+
+
+def _check_factors(state, n_ids):
+    """``bias="pairwise"``'s ``(t_plus, t_minus)``: all ones over the positions seen when ``None``."""
+    if state is None:
+        return np.ones(n_ids), np.ones(n_ids)
+    try:
+        tp, tm = state
+    except (TypeError, ValueError):
+        raise ValueError("bias_state for bias='pairwise' must be a pair (t_plus, t_minus) of arrays") from None
+    tp = check_scores(tp, "bias_state t_plus")
+    tm = check_scores(tm, "bias_state t_minus")
+    if tp.shape != tm.shape:
+        raise ValueError(f"bias_state t_plus has {tp.shape[0]} positions, t_minus {tm.shape[0]}: one each per position")
+    for name, t in (("t_plus", tp), ("t_minus", tm)):
+        if np.any(t < 0):
+            p = int(np.flatnonzero(t < 0)[0])
+            raise ValueError(f"bias_state {name} must be >= 0, position {p} is {t[p]!r}")
+    return tp, tm
+
+
+def _lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0, *, gain="exp",
+                      label_gain=None, max_label=None, threshold=0.0, query_weights=None,
+                      normalize=None, mu=None, pair_method="all", num_pair_per_sample=None, seed=None,
+                      iteration=0, beta=None, lambda_=None, ties=None, out=None, n_threads=None, return_pairs=False,
+                      return_cost=False, _bias=_NO_BIAS):
+    """:func:`lambda_gradients` without ``bias=``; ``_bias`` the pair loop's ``(code, fa, fb, ca, cb)``."""
     custom = reg.is_weight_function(metric)
     metric, k = (metric, check_k(k)) if custom else reg.parse_metric(metric, k, kind="objective")
     # an option the objective would not read is an error (the registry's objective_options table)
@@ -176,8 +348,12 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
                                 query_weights=query_weights, out=out, n_threads=n_threads,
                                 return_pairs=return_pairs, return_cost=return_cost)
     if reg.REGISTRY[metric].listwise or reg.REGISTRY[metric].sampled:
+        if _bias[0] != pairs.BIAS_NONE and metric != "yetirank":
+            raise ValueError(f"bias='ips'/'pairwise' weight pairs of a pair loop; {metric!r} has none "
+                             "(bias='additive' works with it)")
         return _listwise(metric, scores, labels, group_ptr, out=out, return_pairs=return_pairs,
-                         return_cost=return_cost, seed=seed, query_weights=query_weights, n_threads=n_threads, k=k)
+                         return_cost=return_cost, seed=seed, query_weights=query_weights, n_threads=n_threads, k=k,
+                         _bias=None if _bias[0] == pairs.BIAS_NONE else _bias)
     mu = check_mu(metric, mu)
     _check_sigma_normalize(sigma, normalize)
     sampling = check_pair_method(pair_method, num_pair_per_sample, seed, iteration)
@@ -215,8 +391,10 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
     with numba_threads(n_threads) as nt:
         chunks = max(1, min(nt * 4, n_queries))
         if sampling is None:
-            pairs.DRIVERS[row.code](*args, schedule, chunks, bool(return_cost), cost, mu, pairs.SPLIT_PAIRS,
-                                    pairs.BLOCK_SPAN)
+            # the cost sums of bias="pairwise" are per row: its queries are never split into blocks
+            split = pairs.SPLIT_PAIRS if _bias[0] != pairs.BIAS_ESTIMATE else 2 ** 62
+            pairs.DRIVERS[row.code](*args, schedule, chunks, bool(return_cost), cost, mu, split, pairs.BLOCK_SPAN,
+                                    *_bias)
         else:
             m, seed, iteration = sampling
             bits = (y + 0.0).view(np.uint64)  # + 0.0: a label -0.0 has the bits of 0.0
@@ -225,7 +403,7 @@ def lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.0
             with np.errstate(over="ignore"):
                 pairs.SAMPLED_DRIVERS[row.code](*args, np.argsort(-sizes, kind="stable").astype(PTR), chunks,
                                                 bool(return_cost), cost_m, mu, m, bits, np.uint64(seed),
-                                                np.uint64(iteration))
+                                                np.uint64(iteration), *_bias)
             cost = cost_m
     if not (np.isfinite(np.sum(grad)) and np.isfinite(np.sum(hess))):
         # finite inputs can still overflow: σ² in the Hessian, or sums over many pairs
@@ -274,15 +452,11 @@ def check_pair_method(pair_method="all", num_pair_per_sample=None, seed=None, it
 
 def _given_options(**values):
     """Names of the options given a value other than their default (what a caller asked for)."""
-    def is_default(v, d):
-        # identity for None; equality only for plain scalars (an array option is never the default)
-        return v is None if d is None else isinstance(v, (bool, int, float, str)) and v == d
-
-    return {name for name, v in values.items() if not is_default(v, _OPTION_DEFAULTS[name])}
+    return given_options(values, _OPTION_DEFAULTS)
 
 
 def _listwise(metric, scores, labels, group_ptr, *, seed, query_weights, n_threads, out, return_pairs, return_cost,
-              k=None):
+              k=None, _bias=None):
     """``lambda_gradients`` of a listwise or sampled row (XE-NDCG, YetiRank): its own kernel, none of the
     pair outputs (its options were checked against the registry)."""
     given = [name for name, v in (("out", out), ("return_pairs", return_pairs), ("return_cost", return_cost)) if v]
@@ -299,7 +473,7 @@ def _listwise(metric, scores, labels, group_ptr, *, seed, query_weights, n_threa
         from .yetirank import yetirank_gradients
 
         return yetirank_gradients(scores, labels, group_ptr, seed=0 if seed is None else seed,
-                                  query_weights=query_weights, n_threads=n_threads)
+                                  query_weights=query_weights, n_threads=n_threads, _bias=_bias)
     return xendcg_gradients(scores, labels, group_ptr, seed=seed, query_weights=query_weights, n_threads=n_threads)
 
 

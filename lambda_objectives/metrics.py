@@ -23,7 +23,7 @@ from ._config import FLOAT
 from ._kernels.metric import metrics_driver
 from ._kernels.ranking import discount_table
 from ._threads import numba_threads
-from .checks import check_labels, check_query_weights, check_scores
+from .checks import check_labels, check_options, check_query_weights, check_scores, given_options
 from .groups import check_group_ptr
 
 __all__ = ["metric_values", "metric_values_table", "mean_metric", "metric_table", "parse_metric", "METRICS", "CONVENTIONS",
@@ -163,11 +163,34 @@ def metric_values_table(scores, labels, group_ptr, metrics, k=None, *, conventio
     return {name: out[i] for i, name in enumerate(names)}
 
 
+#: ``metric_values``' defaults of the options a metric may not read (``convention`` speaks for every metric)
+_VALUE_DEFAULTS = {"gain": None, "label_gain": None, "max_label": None, "threshold": 0.0, "ideal_zero": None}
+
+
+def check_value_options(metrics, options):
+    """Raise ``ValueError`` for an entry of ``options`` (``metric_values``' keyword options by name) given a
+    value other than its default that none of ``metrics`` (names, ``"ndcg@10"`` or canonical) reads:
+    ``threshold`` for NDCG, ``gain`` for MAP..., as the objectives refuse theirs (``checks.check_options``)."""
+    names = list(dict.fromkeys(parse_metric(m)[0] for m in metrics))
+    values = {key: v for key, v in options.items() if key in _VALUE_DEFAULTS}
+    check_options(names, given_options(values, _VALUE_DEFAULTS), value=True)
+
+
+def options_read_by(metrics, options):
+    """The entries of ``options`` that at least one of ``metrics`` reads (keys ``metric_values`` does not
+    know pass through, for it to refuse): what a caller holding one option set for several metrics hands
+    each subset (``reference.MARTRanker``'s history)."""
+    read = reg.metric_options([parse_metric(m)[0] for m in metrics])
+    return {key: v for key, v in options.items() if key not in _VALUE_DEFAULTS or key in read}
+
+
 def _values(parsed, scores, labels, group_ptr, convention, gain, label_gain, max_label, threshold, ideal_zero,
             n_threads):
     """``out[m, q]``: metric ``parsed[m]`` (a ``(name, k)`` of :func:`parse_metric`) of query ``q``,
     the inputs checked once and each query ranked once: the one path of :func:`metric_values` and
     :func:`metric_values_table`."""
+    check_value_options([m for m, _ in parsed], {"gain": gain, "label_gain": label_gain, "max_label": max_label,
+                                                 "threshold": threshold, "ideal_zero": ideal_zero})
     gain, ideal_zero = resolve_convention(convention, gain, ideal_zero)
     if ideal_zero not in IDEAL_ZERO:
         raise ValueError(f"ideal_zero must be one of {tuple(IDEAL_ZERO)}, got {ideal_zero!r}")

@@ -67,6 +67,16 @@ def plrank_gradients(scores, labels, group_ptr, *, k=None, n_samples=200, seed=0
     The adapters' Hessian check warns (``HessianWarning``) on negative values, so ``hessian="raw"``
     through an adapter warns once per data set.
 
+    **Which Hessian is the published one.** ``hessian="raw"`` is Kang, de Rijke & Oosterhuis's estimator
+    (SIGIR 2024), unbiased for :math:`-\partial^2 E[\mathrm{DCG@K}]/\partial s_d^2`. The default
+    ``"abs"`` is not theirs: :math:`E|h| \ge |E h|`, so it is a biased, always non-negative variant (larger
+    than the exact curvature's magnitude wherever the samples disagree in sign), chosen for engines that
+    need positive Hessians. Use ``"raw"`` to reproduce the paper.
+
+    Scores may lie any finite distance apart: a query whose scores span more than 300 is sampled and
+    summed on per-position scales (``_kernels/plrank.py``), so no document is tied with another by
+    under- or overflow.
+
     Draws depend on ``(seed, iteration, query index)`` only (counter-based, as YetiRank's), so a call is
     bit-identical at any thread count; an engine adapter passes ``iteration`` = its round counter.
 
@@ -83,7 +93,8 @@ def plrank_gradients(scores, labels, group_ptr, *, k=None, n_samples=200, seed=0
     iteration : int >= 0
         The boosting round: a fresh, reproducible draw per round.
     hessian : {"abs", "raw"}
-        ``"raw"``: the unbiased estimate (may be negative); ``"abs"``: its absolute value.
+        ``"raw"``: the published, unbiased estimate (Kang et al. 2024; may be negative); ``"abs"`` (default):
+        its absolute value, a biased positive variant.
     query_weights : array-like of shape (n_queries,), optional
         Multiplies each query's gradient and Hessian.
     out : (ndarray, ndarray), optional

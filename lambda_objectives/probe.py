@@ -101,7 +101,14 @@ def _scores(scores, old_name, old_value):
     return old_value
 
 
-def probe_lightgbm(labels, group_ptr, params=None, scores=None, weight=None, *, init_score=None):
+def _rounds(rounds):
+    if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
+        raise ValueError(f"rounds must be an integer >= 1, got {rounds!r}")
+    return int(rounds)
+
+
+def probe_lightgbm(labels, group_ptr, params=None, scores=None, weight=None, *, init_score=None, position=None,
+                   rounds=1):
     """Native LightGBM gradients/Hessians at ``scores`` (default 0) for one round.
 
     Parameters
@@ -116,12 +123,23 @@ def probe_lightgbm(labels, group_ptr, params=None, scores=None, weight=None, *, 
     weight : array (n,), optional
     init_score : array (n,), optional
         Deprecated alias of ``scores`` (a ``FutureWarning``).
+    position : array (n,) of int, optional
+        Each row's display position (``Dataset(position=)``): native ``lambdarank`` then fits its position
+        biases (``lambdarank_position_bias_regularization`` in ``params``), an objective of ours with
+        ``bias=`` reads them.
+    rounds : int
+        Probe the gradients of this round (default 1): the earlier rounds are trained by the same
+        one-leaf-per-document trees (learning rate 1), so a round > 1 shows state the objective carries
+        between rounds (the position biases, which are 0 in round 1). ``params["objective"]`` may be one of
+        our objectives (a callable): the same probe then recovers our gradients through the engine, for
+        :func:`compare_gradients`.
 
     Returns
     -------
     grad, hess : float64 arrays (n,), NaN where a document shares its leaf.
     """
     lgb = require("lightgbm")
+    rounds = _rounds(rounds)
 
     init_score = _scores(scores, "init_score", init_score)
     y, ptr, init_score, weight = _probe_inputs(labels, group_ptr, init_score, "scores", weight,
@@ -135,8 +153,12 @@ def probe_lightgbm(labels, group_ptr, params=None, scores=None, weight=None, *, 
          "verbose": -1, "num_threads": 1, "deterministic": True, "force_row_wise": True,
          "boost_from_average": False, "max_depth": -1}
     p.update(params or {})
+    if position is not None:
+        from .checks import check_positions
+
+        position = check_positions(position, ptr, name="position")
     ds = lgb.Dataset(_id_feature(n), y, group=np.diff(ptr), init_score=init_score, weight=weight,
-                     params={"max_bin": n + 1, "min_data_in_bin": 1})
+                     position=position, params={"max_bin": n + 1, "min_data_in_bin": 1})
     # LightGBM estimates leaf row counts from Hessians; an isolated near-zero-Hessian row can
     # count as 0 rows and trip its ``left_count > 0`` check. Retry with larger leaves then (the
     # documents sharing a leaf come back as NaN). LightGBM prints a "[Fatal]" line to the process's
@@ -144,7 +166,7 @@ def probe_lightgbm(labels, group_ptr, params=None, scores=None, weight=None, *, 
     for min_leaf in (p["min_data_in_leaf"], 2, 4, 8):
         try:
             with _native_stderr_captured() as said:
-                bst = lgb.train({**p, "min_data_in_leaf": min_leaf}, ds, num_boost_round=1)
+                bst = lgb.train({**p, "min_data_in_leaf": min_leaf}, ds, num_boost_round=rounds)
             sys.stderr.write(said())
             break
         except lgb.basic.LightGBMError as err:
@@ -152,12 +174,12 @@ def probe_lightgbm(labels, group_ptr, params=None, scores=None, weight=None, *, 
                 sys.stderr.write(said())  # not a case we handle: what LightGBM said stays visible
                 raise
             ds = lgb.Dataset(_id_feature(n), y, group=np.diff(ptr), init_score=init_score, weight=weight,
-                             params={"max_bin": n + 1, "min_data_in_bin": 1})
+                             position=position, params={"max_bin": n + 1, "min_data_in_bin": 1})
     else:
         raise ValueError("LightGBM could not grow a one-document-per-leaf tree on this data")
     tree = bst.dump_model()["tree_info"]
-    if not tree:
-        raise ValueError("LightGBM built no tree (all gradients zero?)")
+    if len(tree) < rounds:
+        raise ValueError(f"LightGBM built {len(tree)} trees of the {rounds} rounds asked for (all gradients zero?)")
     values, weights = {}, {}
 
     def walk(node):
@@ -168,15 +190,16 @@ def probe_lightgbm(labels, group_ptr, params=None, scores=None, weight=None, *, 
             walk(node["left_child"])
             walk(node["right_child"])
 
-    walk(tree[0]["tree_structure"])
+    walk(tree[rounds - 1]["tree_structure"])
     m = max(values) + 1
     v = np.array([values.get(i, np.nan) for i in range(m)])
     w = np.array([weights.get(i, np.nan) for i in range(m)])
-    leaf_of = bst.predict(_id_feature(n), pred_leaf=True).astype(np.int64).ravel()
+    leaf_of = bst.predict(_id_feature(n), pred_leaf=True).astype(np.int64).reshape(n, -1)[:, rounds - 1]
     return _per_doc(leaf_of, v, w)
 
 
-def probe_xgboost(labels, group_ptr, params=None, scores=None, weight=None, *, base_margin=None):
+def probe_xgboost(labels, group_ptr, params=None, scores=None, weight=None, *, base_margin=None, position=None,
+                  rounds=1):
     """Native XGBoost gradients/Hessians at ``scores`` (default 0) for one round.
 
     ``params`` gives the objective (default ``{"objective": "rank:ndcg"}``) and its
@@ -185,8 +208,15 @@ def probe_xgboost(labels, group_ptr, params=None, scores=None, weight=None, *, b
     (a ``FutureWarning``). ``weight`` is per query. Leaf values are float32 in XGBoost, so the
     result is exact to float32 precision. Returns float64 ``grad, hess`` with NaN where a
     document shares its leaf.
+
+    ``position`` (optional): XGBoost's display position is a row's index inside its query
+    (``lambdarank_unbiased=True`` in ``params`` debiases by it), so ``position`` must be exactly that (rows
+    in display order), else ``ValueError``. ``rounds`` and an objective of ours as ``params["objective"]``
+    (passed as ``obj=``) as in :func:`probe_lightgbm`; with ``rounds`` > 1 the factors ``ti+``/``tj-``
+    estimated in the earlier rounds act on the probed one.
     """
     xgb = require("xgboost")
+    rounds = _rounds(rounds)
 
     base_margin = _scores(scores, "base_margin", base_margin)
     y, ptr, base_margin, weight = _probe_inputs(labels, group_ptr, base_margin, "scores", weight,
@@ -198,16 +228,26 @@ def probe_xgboost(labels, group_ptr, params=None, scores=None, weight=None, *, b
          "max_leaves": max(n, 2), "max_bin": n + 1, "min_child_weight": 0.0, "reg_lambda": 0.0,
          "reg_alpha": 0.0, "gamma": 0.0, "eta": 1.0, "base_score": 0.0, "nthread": 1, "max_delta_step": 0.0}
     p.update(params or {})
+    obj = p.pop("objective") if callable(p["objective"]) else None
+    if position is not None:
+        from .checks import check_positions, positions_in_query
+
+        position = check_positions(position, ptr, name="position")
+        own = positions_in_query(ptr)
+        if not np.array_equal(position, own):
+            i = int(np.flatnonzero(position != own)[0])
+            raise ValueError(f"XGBoost's display position is a row's index inside its query; position at row {i} "
+                             f"is {position[i]}, its index is {own[i]}: give the rows of each query in display order")
     d = xgb.DMatrix(_id_feature(n), y, group=np.diff(ptr), base_margin=base_margin, weight=weight)
-    bst = xgb.train(p, d, num_boost_round=1)
+    bst = xgb.train(p, d, num_boost_round=rounds, obj=obj)
     df = bst.trees_to_dataframe()
-    leaves = df[df["Feature"] == "Leaf"]
+    leaves = df[(df["Feature"] == "Leaf") & (df["Tree"] == rounds - 1)]
     m = int(leaves["Node"].max()) + 1
     v = np.full(m, np.nan)
     w = np.full(m, np.nan)
     v[leaves["Node"].to_numpy()] = leaves["Gain"].to_numpy()
     w[leaves["Node"].to_numpy()] = leaves["Cover"].to_numpy()
-    leaf_of = bst.predict(xgb.DMatrix(_id_feature(n)), pred_leaf=True).astype(np.int64).ravel()
+    leaf_of = bst.predict(xgb.DMatrix(_id_feature(n)), pred_leaf=True).astype(np.int64).reshape(n, -1)[:, rounds - 1]
     return _per_doc(leaf_of, v, w)
 
 

@@ -16,7 +16,7 @@ __all__ = ["YETIRANK_DEFAULTS", "YETIRANK_MODES", "YETIRANK_NOISES", "check_yeti
            "yetirank_catboost_loss", "yetirank_catboost_row", "yetirank_gradients"]
 
 #: CatBoost's ``YetiRank`` defaults (catboost 1.2.10: ``permutations=10``; ``decay=0.85``, read off
-#: by the probe, docs/reproducing.md; ``mode=Classic``, ``num_neighbors=1``, no ``top``,
+#: by the probe, docs/reproducing/validate.md; ``mode=Classic``, ``num_neighbors=1``, no ``top``,
 #: ``noise=Gumbel``, ``noise_power=1``: ``yetirank_helpers.cpp``)
 YETIRANK_DEFAULTS = {"permutations": 10, "decay": 0.85, "mode": "classic", "num_neighbors": 1, "top": None,
                      "noise": "gumbel", "noise_power": 1.0}
@@ -87,7 +87,7 @@ def check_yetirank_options(permutations=10, decay=0.85, mode="classic", seed=0, 
 
 def yetirank_gradients(scores, labels, group_ptr, *, permutations=10, decay=0.85, mode="classic", num_neighbors=1,
                        top=None, noise="gumbel", noise_power=1.0, seed=0, iteration=0, query_weights=None, out=None,
-                       n_threads=None):
+                       n_threads=None, _bias=None):
     r"""One boosting round of YetiRank / YetiLoss: gradient and Newton Hessian of the sampled pairwise loss.
 
     Per query, ``permutations`` rankings by noisy scores (``noise="gumbel"``, CatBoost's default:
@@ -158,6 +158,10 @@ def yetirank_gradients(scores, labels, group_ptr, *, permutations=10, decay=0.85
     An option the chosen mode or noise does not read raises ``ValueError`` unless it is left at its
     default (:func:`check_yetirank_options`); so does a label outside [0, 1] with ``mode="err"``.
 
+    Position debiasing (``bias="ips"`` / ``"pairwise"``) goes through
+    :func:`~lambda_objectives.lambda_gradients` or the adapters, which pass ``_bias``: each drawn pair's weight
+    times its factors (:func:`lambda_objectives._kernels.position_bias.debias`).
+
     Returns
     -------
     grad, hess : ndarray of float64, shape (n,)
@@ -174,9 +178,13 @@ def yetirank_gradients(scores, labels, group_ptr, *, permutations=10, decay=0.85
     grad, hess = check_outputs(out, n, scores=scores, labels=labels, group_ptr=group_ptr, query_weights=query_weights)
     # the generator's uint64 arithmetic wraps by design; numpy warns about it when numba is off
     with numba_threads(n_threads), np.errstate(over="ignore", divide="ignore"):
-        yk.yetirank_driver(s, y, ptr, w, np.uint64(o["seed"]), np.uint64(iteration), o["permutations"], o["decay"],
-                           YETIRANK_MODES[o["mode"]], YETIRANK_NOISES[o["noise"]], o["noise_power"],
-                           -1 if o["top"] is None else o["top"], o["num_neighbors"], grad, hess)
+        args = (s, y, ptr, w, np.uint64(o["seed"]), np.uint64(iteration), o["permutations"], o["decay"],
+                YETIRANK_MODES[o["mode"]], YETIRANK_NOISES[o["noise"]], o["noise_power"],
+                -1 if o["top"] is None else o["top"], o["num_neighbors"], grad, hess)
+        if _bias is None:
+            yk.yetirank_driver(*args)
+        else:
+            yk.yetirank_driver_biased(*args, *_bias)
     return grad, hess
 
 

@@ -250,11 +250,11 @@ class TreeGrower:
     exact_bounds : bool
         Exact OLE only: build a node's pair histograms (O(pairs) per feature) only for the features
         whose upper bound of the exact gain can still beat the best exact gain found, taking them
-        in decreasing order of that bound (see :func:`reference.splitting.exact_gain_bounds`).
+        in decreasing order of that bound (see ``reference.splitting.exact_gain_bounds``).
         The same trees, gains and leaf values as ``False``, which builds them for every feature.
     root_hist : float64 array (n_features, N_BINS, 3), optional
         The histogram of ``g``, ``h`` over ``rows``, already built (McRank's grades share one pass:
-        :func:`root_histograms`); the grower takes the buffer over (it becomes a child's).
+        ``root_histograms``); the grower takes the buffer over (it becomes a child's).
     """
 
     #: The share of the root's pairs, the heaviest, whose pair histograms give the bound its

@@ -8,7 +8,11 @@ Each loss fills caller-provided ``g``/``h`` (pygbm pattern). Scores ``F`` are fl
   ``balanced=True`` (Burges §6.1) positives and negatives carry equal total weight.
 * ``"mcrank"`` (Li, Burges & Wu 2007): softmax over grades ``0..K−1``, one score column per grade;
   ``g_k = p_k − [y = k]``, ``h_k = p_k(1 − p_k)``; ``F₀`` = log class priors; documents are
-  ranked by the expected grade ``Σ_k k p_k``.
+  ranked by the expected grade ``Σ_k k p_k``. Each column's leaves are the trainer's one Newton step
+  ``−G/(H + λ₂)``, **without** the ``(K − 1)/K`` of Friedman's multi-class MART (2001, Algorithm 6),
+  the MART McRank's paper trains with: one constant per model that the split gains do not see, so with
+  ``λ₂ = 0`` learning rate ``η`` here is Friedman's scaling at ``η·K/(K−1)`` (docs/math.md, "Newton
+  leaves"; pass ``learning_rate=η·(K−1)/K`` for his).
 * ``"lambda"``: :func:`lambda_objectives.lambda_gradients` for any metric; ``F₀ = 0`` (only score
   differences within a query matter); the loss is the fixed-ranking pairwise cost
   ``Σ |ΔZ_ij| log(1 + e^{−σ(s_i − s_j)})`` evaluated at the current ranking.
@@ -163,10 +167,25 @@ def _mean_query_cost(cost, ptr):
 class Lambda:
     n_columns = 1
 
-    def __init__(self, metric="ndcg", k=None, sigma=1.0, n_threads=None, pairs=False, **kernel_options):
+    #: ``lambda_gradients``' position-bias keywords (issue #45): read by the training gradients only
+    BIAS_OPTIONS = ("bias", "propensities", "bias_norm", "position_bias_regularization")
+
+    def __init__(self, metric="ndcg", k=None, sigma=1.0, n_threads=None, pairs=False, positions=None,
+                 learning_rate=None, **kernel_options):
         self.metric, self.k, self.sigma, self.n_threads = metric, k, sigma, n_threads
         self.pairs = pairs
+        # bias=: the training data's gradients are debiased by display position, the bias state (t+/t- or b)
+        # carried from round to round; eval sets' losses are of their labels as they are
+        self.bias_options = {key: kernel_options.pop(key) for key in self.BIAS_OPTIONS if key in kernel_options}
         self.kernel_options = kernel_options
+        if self.bias_options.get("bias") is not None:
+            self.bias_options["positions"] = positions
+            if self.bias_options["bias"] == "additive":
+                self.bias_options["learning_rate"] = learning_rate
+        elif positions is not None:
+            raise ValueError("position= is read with a bias= in kernel_options (bias='ips', 'pairwise' or "
+                             "'additive'); pass one or drop position")
+        self.bias_state = None
         self.last_pairs = None
 
     def init_score(self, y, ptr):
@@ -180,8 +199,13 @@ class Lambda:
         cost from the same call: the same numbers as a second call, at the price of one)."""
         from lambda_objectives import lambda_gradients
 
+        biased = self.bias_options.get("bias") is not None
+        extra = dict(self.bias_options, bias_state=self.bias_state) if biased else {}
         res = lambda_gradients(F, y, ptr, self.metric, self.k, self.sigma, out=(g, h), n_threads=self.n_threads,
-                               return_pairs=self.pairs, return_cost=want_loss, **self.kernel_options)
+                               return_pairs=self.pairs, return_cost=want_loss, **self.kernel_options, **extra)
+        if biased and self.bias_options["bias"] != "ips":  # the state for the next round comes last
+            self.bias_state = res[-1]
+            res = res[:-1]
         self.last_pairs = res[2] if self.pairs else None
         return _mean_query_cost(res[-1], ptr) if want_loss else None
 

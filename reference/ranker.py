@@ -41,7 +41,7 @@ class MARTRanker(BaseEstimator):
         sampled "yetirank", whose options go in ``kernel_options`` (``beta``/``lambda_``, ``ties``...) and
         whose seed is ``random_state``), cutoff, σ
     criterion : {"se", "ole", "ole_exact"}
-        Split criterion; see :mod:`reference.splitting`.
+        Split criterion; see ``reference.splitting``.
     growth : {"best_first", "breadth_first", "depth_first"}
     num_leaves, learning_rate, n_estimators, max_bin, min_data_in_leaf, min_sum_hessian_in_leaf,
     lambda_l2, max_depth : as LightGBM's (``max_depth`` None, -1 or any value <= 0: no limit)
@@ -192,7 +192,7 @@ class MARTRanker(BaseEstimator):
         raise ValueError(f"lib must be 'lightgbm' or 'xgboost', got {lib!r}")
 
     # ------------------------------------------------------------------ fitting
-    def _loss(self, y):
+    def _loss(self, y, position=None):
         if self.objective == "ls":
             return LeastSquares()
         if self.objective == "logistic":
@@ -213,12 +213,14 @@ class MARTRanker(BaseEstimator):
         if self.metric in ("softmax", "listmle"):
             return Listwise(self.metric, self.k, self.sigma, self.n_threads, **(self.kernel_options or {}))
         return Lambda(self.metric, self.k, self.sigma, self.n_threads,
-                      pairs=self.criterion == "ole_exact" or self.leaf_hessian == "exact", **(self.kernel_options or {}))
+                      pairs=self.criterion == "ole_exact" or self.leaf_hessian == "exact", positions=position,
+                      learning_rate=self.learning_rate, **(self.kernel_options or {}))
 
     @announces_compilation("MARTRanker")  # a line on stderr while numba compiles (first run only)
     def fit(self, X, y, group=None, qid=None, *, group_ptr=None, eval_set=None, eval_group=None,
             init_score=None, eval_init_score=None, early_stopping_rounds=None, eval_metric="ndcg@10",
-            history_loss=True, history_metrics=HISTORY_METRICS, history_options=None, verbose=False, bin_mapper=None):
+            history_loss=True, history_metrics=HISTORY_METRICS, history_options=None, verbose=False, bin_mapper=None,
+            position=None):
         """Fit on ``X`` (dense or scipy sparse), ``y`` and the queries (``group`` sizes, ``qid`` or ``group_ptr``).
 
         ``eval_set``: list of ``(X, y, group)`` (or ``(X, y)`` with ``eval_group``, a list with one
@@ -251,16 +253,22 @@ class MARTRanker(BaseEstimator):
         set, a grid of configurations, then learn their bins once, and a mapper that keeps what it
         transformed bins each array once). The model is the one a ranker learning its own bins on
         ``X`` fits, to the bit; the mapper becomes ``bin_mapper_`` (not copied).
+
+        ``position``: each training row's 0-based display position, read by a position-debiased objective
+        (``kernel_options={"bias": "ips" | "pairwise" | "additive", ...}``, :func:`lambda_objectives.lambda_gradients`'
+        ``bias=`` keywords; default positions: each row's index in its query). The bias state (``t⁺``/``t⁻``
+        or ``b``, ``additive`` stepping with this ranker's ``learning_rate``) is carried from round to round
+        and readable as ``bias_state_`` after fitting; eval sets' losses are of their own labels, unweighted.
         """
         # every numba kernel of the fit (histograms, splits, gradients) runs on n_threads
         with numba_threads(self.n_threads):
             return self._fit(X, y, group, qid, group_ptr, eval_set, eval_group, init_score, eval_init_score,
                              early_stopping_rounds, eval_metric, history_loss, verbose,
-                             tuple(history_metrics), dict(history_options or {}), bin_mapper)
+                             tuple(history_metrics), dict(history_options or {}), bin_mapper, position)
 
     def _fit(self, X, y, group, qid, group_ptr, eval_set, eval_group, init_score, eval_init_score,
              early_stopping_rounds, eval_metric, history_loss, verbose, history_metrics, history_options,
-             bin_mapper=None):
+             bin_mapper=None, position=None):
         from lambda_objectives import check_labels
 
         self._check_params()
@@ -305,7 +313,14 @@ class MARTRanker(BaseEstimator):
         self.bin_mapper_ = bin_mapper
         binned = self.bin_mapper_.transform(X)
         n_bins = self.bin_mapper_.n_bins_
-        loss = self._loss(y)
+        if position is not None:
+            from lambda_objectives.checks import check_positions
+
+            position = check_positions(position, ptr, name="position")
+        loss = self._loss(y, position)
+        if position is not None and not isinstance(loss, Lambda):
+            raise ValueError(f"position= is read by the pair objectives' bias= (objective='lambda' with a pair "
+                             f"metric), not by objective={self.objective!r}, metric={self.metric!r}")
         self.n_columns_ = loss.n_columns
         sets = [("train", binned, y, ptr, None)]
         for i, es in enumerate(eval_set or []):
@@ -322,6 +337,9 @@ class MARTRanker(BaseEstimator):
             parse_metric(m)  # an unknown name fails before training, not after the first tree
         if len(set(history_metrics)) != len(history_metrics):
             raise ValueError(f"history_metrics names a metric twice: {list(history_metrics)}")
+        from lambda_objectives.metrics import check_value_options
+
+        check_value_options(history_metrics, history_options)  # an option no history metric reads
         # the metrics each set's labels can score, found once: labels do not change between rounds
         scorable, refused = {}, {}
         for name, _, yy, pp, _ in sets:
@@ -415,6 +433,8 @@ class MARTRanker(BaseEstimator):
         self.evals_result_ = self.history_
         self.best_score_ = {name: {m: v[self.best_iteration_ - 1] for m, v in hist.items() if len(v) >= self.best_iteration_}
                             for name, hist in self.history_.items()} if self.best_iteration_ else {}
+        if isinstance(loss, Lambda) and loss.bias_options.get("bias") in ("pairwise", "additive"):
+            self.bias_state_ = loss.bias_state  # (t_plus, t_minus) or b, after the last round
         self._loss_obj = loss
         return self
 
@@ -443,13 +463,14 @@ class MARTRanker(BaseEstimator):
 
     def _record(self, name, loss, S, y, ptr, scorable, with_loss):
         from lambda_objectives import metric_values_table
+        from lambda_objectives.metrics import options_read_by
 
         hist = self.history_[name]
         values = {}
         if scorable:
             try:
                 table = metric_values_table(loss.ranking_scores(S), y, ptr, scorable, n_threads=self.n_threads,
-                                            **self._history_options)
+                                            **options_read_by(scorable, self._history_options))
                 values = {m: float(np.mean(v)) for m, v in table.items()}
             except ValueError:
                 pass  # scores that are no longer finite: NaN for every metric, as for one it cannot score
@@ -667,15 +688,17 @@ def _scorable(metrics, y, ptr, options, name):
     other refusal (an unknown option, ``max_label`` below a label...) is the caller's mistake and
     raises, naming the metric and the set."""
     from lambda_objectives import metric_values
+    from lambda_objectives.metrics import options_read_by
 
     zeros = np.zeros(y.shape[0])
     keep, refused = [], {}
     for m in metrics:
+        own = options_read_by([m], options)  # the set's options are shared: each metric takes the ones it reads
         try:
-            metric_values(zeros, y, ptr, m, **options)
+            metric_values(zeros, y, ptr, m, **own)
         except ValueError as exc:
             try:
-                metric_values(zeros, np.floor(y), ptr, m, **options)  # whole grades: scorable?
+                metric_values(zeros, np.floor(y), ptr, m, **own)  # whole grades: scorable?
             except ValueError:
                 raise ValueError(f"history metric {m!r} cannot score {name}: {exc}") from None
             refused[m] = str(exc)

@@ -35,7 +35,9 @@ FAMILIES = {
     "dask": ["check_query_partitions", "dask_lightgbm_ranker", "dask_metric", "partition_group_sizes",
              "repartition_by_query", "xgboost_dask_train"],
     # constants, modules, exception classes and result records: nothing a user passes in
-    "record": ["CONVENTIONS", "METRICS", "LAMBDA_METRICS", "OBJECTIVES", "YETIRANK_DEFAULTS", "PLRANK_DEFAULTS", "datasets",
+    # (labels, scores, group_ptr) click simulation (issue #45): KERNEL_CASES with its argument order, and its options
+    "clicks": ["simulate_clicks"],
+    "record": ["clicks", "CONVENTIONS", "METRICS", "LAMBDA_METRICS", "OBJECTIVES", "YETIRANK_DEFAULTS", "PLRANK_DEFAULTS", "datasets",
                "HessianWarning", "CostWarning", "LambdaPairs", "HeatmapTree", "CRITERIA", "FORMAT_VERSION", "GROWTH",
                "HISTORY_METRICS", "NODE_DTYPE", "SOFTMAX_DEFAULTS", "LISTMLE_TIES"],
 }

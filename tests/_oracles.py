@@ -202,14 +202,20 @@ def lambdas(scores, labels, metric="ndcg", k=None, sigma=1.0, **opts):
         for j in range(n):
             if not labels[i] > labels[j]:
                 continue
-            dz = pair_weight(scores, labels, i, j, metric, k, **opts)
-            rho = 1.0 / (1.0 + math.exp(sigma * (scores[i] - scores[j])))
-            grad[i] -= sigma * dz * rho
-            grad[j] += sigma * dz * rho
-            h = sigma * sigma * dz * rho * (1.0 - rho)
-            hess[i] += h
-            hess[j] += h
+            ranknet_force(scores, i, j, pair_weight(scores, labels, i, j, metric, k, **opts), sigma, grad, hess)
     return grad, hess
+
+
+def ranknet_force(scores, i, j, dz, sigma, grad, hess):
+    """Add the RankNet force of pair ``i`` (higher label) over ``j`` with weight ``dz``:
+    ``rho = 1/(1+exp(sigma*(s_i - s_j)))``, ``grad_i -= sigma*dz*rho``, ``grad_j += sigma*dz*rho``,
+    ``hess_i, hess_j += sigma**2*dz*rho*(1-rho)``."""
+    rho = 1.0 / (1.0 + math.exp(sigma * (scores[i] - scores[j])))
+    grad[i] -= sigma * dz * rho
+    grad[j] += sigma * dz * rho
+    h = sigma * sigma * dz * rho * (1.0 - rho)
+    hess[i] += h
+    hess[j] += h
 
 
 def softmax_loss(scores, labels, beta=1.0):
@@ -221,18 +227,24 @@ def softmax_loss(scores, labels, beta=1.0):
     return -sum(y * (v - lse) for y, v in zip(labels, z))
 
 
+def _listmle_groups(labels, ties):
+    """The documents sorted by label, best first (ties in input order), as ListMLE's groups: runs of equal
+    labels with ``ties="breslow"``, one document each with ``"stable"``."""
+    groups = []
+    for i in sorted(range(len(labels)), key=lambda i: (-labels[i], i)):
+        if ties == "breslow" and groups and labels[groups[-1][0]] == labels[i]:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return groups
+
+
 def listmle_loss(scores, labels, ties="breslow"):
     """ListMLE of one query from its definition: sort by label (ties in input order), then
     ``−log Π_r e^{s_(r)} / Σ_{t >= r} e^{s_(t)}`` (``ties="stable"``). ``ties="breslow"``: the equal-label
     groups, each document of a group over the denominator of the whole group and everything below
     it, the last group left out (its order has probability 1)."""
-    order = sorted(range(len(scores)), key=lambda i: (-labels[i], i))
-    groups = []
-    for i in order:
-        if ties == "breslow" and groups and labels[groups[-1][0]] == labels[i]:
-            groups[-1].append(i)
-        else:
-            groups.append([i])
+    groups = _listmle_groups(labels, ties)
     total = 0.0
     for g in range(len(groups) - 1):
         below = [j for grp in groups[g:] for j in grp]
@@ -240,6 +252,25 @@ def listmle_loss(scores, labels, ties="breslow"):
         for i in groups[g]:
             total -= math.log(math.exp(scores[i]) / denominator)
     return total
+
+
+def listmle_derivatives(scores, labels, ties="breslow"):
+    """ListMLE's gradient and Hessian diagonal of one query from the groups of :func:`listmle_loss`:
+    ``g_i = Σ_{g ≤ γ(i), g < m} |G_g| p_ig − [γ(i) < m]``, ``h_i = Σ |G_g| p_ig (1 − p_ig)``, each
+    ``p_ig = 1 / Σ_{j ∈ S_g} e^{s_j − s_i}`` (every exponent one score difference: valid at any finite score)."""
+    groups = _listmle_groups(labels, ties)
+    grad = [0.0] * len(scores)
+    hess = [0.0] * len(scores)
+    for g in range(len(groups) - 1):
+        below = [j for grp in groups[g:] for j in grp]
+        for i in below:
+            diffs = [scores[j] - scores[i] for j in below]
+            p = 1.0 / sum(math.exp(d) if d < 710 else math.inf for d in diffs)
+            grad[i] += len(groups[g]) * p
+            hess[i] += len(groups[g]) * p * (1.0 - p)
+        for i in groups[g]:
+            grad[i] -= 1.0
+    return grad, hess
 
 
 # --- PL-Rank (Plackett-Luce expected DCG@K), by enumerating every ranking --------------------------
@@ -250,12 +281,18 @@ def pl_rankings(n, k=None):
     return list(itertools.permutations(range(n), _cut(n, k)))
 
 
+def _share(scores, d, left):
+    """``e^{s_d} / Σ_{i ∈ left} e^{s_i}`` as ``1 / Σ e^{s_i − s_d}``: one score difference per exponent, so
+    valid at any finite spread of the scores (``e^{s}`` itself would under/overflow beyond ±709)."""
+    return 1.0 / sum(math.exp(scores[i] - scores[d]) if scores[i] - scores[d] < 710 else math.inf for i in left)
+
+
 def pl_probability(scores, top):
     """Plackett-Luce probability of the top positions ``top``: each pick ``e^{s_d}`` over what remains."""
     left = list(range(len(scores)))
     p = 1.0
     for d in top:
-        p *= math.exp(scores[d]) / sum(math.exp(scores[i]) for i in left)
+        p *= _share(scores, d, left)
         left.remove(d)
     return p
 
@@ -273,22 +310,91 @@ def pl_expected_dcg_derivatives(scores, labels, k=None, gain="exp"):
     ``log π(y) = Σ_j (s_{y_j} − log D_j)`` over the placed positions, ``D_j`` the mass still unplaced.
     """
     n = len(scores)
-    e = [math.exp(v) for v in scores]
     g1 = [0.0] * n
     g2 = [0.0] * n
     for top in pl_rankings(n, k):
         p = pl_probability(scores, top)
         reward = dcg_of_order([labels[d] for d in top], k, gain)
-        masses = []
+        remaining = []  # the documents still unplaced at each position
         left = set(range(n))
         for d in top:
-            masses.append(sum(e[i] for i in left))
+            remaining.append(sorted(left))
             left.remove(d)
         for d in range(n):
             # d is in the remaining set at every position up to and including its own (all if unplaced)
             upto = top.index(d) + 1 if d in top else len(top)
-            first = (1.0 if d in top else 0.0) - sum(e[d] / masses[j] for j in range(upto))
-            second = -sum(e[d] / masses[j] - (e[d] / masses[j]) ** 2 for j in range(upto))
+            shares = [_share(scores, d, remaining[j]) for j in range(upto)]  # e^{s_d} / D_j
+            first = (1.0 if d in top else 0.0) - sum(shares)
+            second = -sum(q - q * q for q in shares)
             g1[d] += reward * p * first
             g2[d] += reward * p * (first * first + second)
     return g1, g2
+
+
+def debiased_lambdas(queries, metric="ndcg", k=None, sigma=1.0, bias=None, propensities=None, t_plus=None,
+                     t_minus=None, bias_norm=1.0, b=None, learning_rate=None, regularization=0.0, **opts):
+    """Position-debiased LambdaMART gradients of several queries, from the definitions (issue #45).
+
+    ``queries``: a list of ``(scores, labels, positions)``. For every pair with ``labels[i] > labels[j]`` the
+    pair weight ``|dZ|`` (:func:`pair_weight`) is multiplied by
+
+    * ``"ips"``: ``1/propensities[pos_i]`` (the clicked/higher-labelled row's inverse examination probability);
+    * ``"pairwise"`` (Hu et al. 2019): ``1/(t_plus[pos_i] * t_minus[pos_j])`` (a factor below 1e-16, or at a
+      position beyond the tables, counts as 1); the paper's pair cost ``c = |dZ| log(1 + exp(-sigma(s_i -
+      s_j)))`` is summed as ``Lp[pos_i] += c / t_minus[pos_j]``, ``Lm[pos_j] += c / t_plus[pos_i]`` (tracked
+      positions only) over all queries, and the returned factors are ``(Lp[p]/Lp[0]) ** (1/(1 + bias_norm))``
+      (likewise ``Lm``; unchanged when the position-0 sum is below 1e-16);
+    * ``"additive"`` (LightGBM): the gradients are those of ``scores + b[pos]``; then per position
+      ``G = -sum g - mu n b``, ``H = -sum h - mu n``, ``b += learning_rate G/(|H| + 0.001)``.
+
+    Returns ``(grad, hess, state)`` with grad/hess lists per query and ``state`` the new factors / biases.
+    """
+    grads, hesses = [], []
+    if bias == "pairwise":
+        size = len(t_plus)
+        lp, lm = [0.0] * size, [0.0] * size
+    for scores, labels, pos in queries:
+        if bias == "additive":
+            scores = [s + b[p] for s, p in zip(scores, pos)]
+        n = len(scores)
+        grad, hess = [0.0] * n, [0.0] * n
+        o = dict(opts)
+        if metric == "err" and o.get("max_label") is None:
+            o["max_label"] = max(max(lab) for _, lab, _ in queries)
+        for i in range(n):
+            for j in range(n):
+                if not labels[i] > labels[j]:
+                    continue
+                dz = pair_weight(scores, labels, i, j, metric, k, **o)
+                if bias == "ips":
+                    dz /= propensities[pos[i]]
+                elif bias == "pairwise":
+                    tracked = pos[i] < size and pos[j] < size
+                    tp = t_plus[pos[i]] if pos[i] < size else 1.0
+                    tm = t_minus[pos[j]] if pos[j] < size else 1.0
+                    fp = 1.0 / tp if tp >= 1e-16 else 1.0
+                    fm = 1.0 / tm if tm >= 1e-16 else 1.0
+                    if tracked:
+                        c = dz * math.log1p(math.exp(-sigma * (scores[i] - scores[j])))
+                        lp[pos[i]] += c * fm
+                        lm[pos[j]] += c * fp
+                    dz *= fp * fm
+                ranknet_force(scores, i, j, dz, sigma, grad, hess)
+        grads.append(grad)
+        hesses.append(hess)
+    state = None
+    if bias == "pairwise":
+        reg = 1.0 / (1.0 + bias_norm)
+        new_p = [(x / lp[0]) ** reg if lp[0] >= 1e-16 else t for x, t in zip(lp, t_plus)]
+        new_m = [(x / lm[0]) ** reg if lm[0] >= 1e-16 else t for x, t in zip(lm, t_minus)]
+        state = (new_p, new_m)
+    elif bias == "additive":
+        state = list(b)
+        for p in range(len(b)):
+            rows = [(g, h) for (_, _, pos), gq, hq in zip(queries, grads, hesses) for q_p, g, h in zip(pos, gq, hq)
+                    if q_p == p]
+            count = len(rows)
+            big_g = -sum(g for g, _ in rows) - regularization * count * b[p]
+            big_h = -sum(h for _, h in rows) - regularization * count
+            state[p] = b[p] + learning_rate * big_g / (abs(big_h) + 0.001)
+    return grads, hesses, state

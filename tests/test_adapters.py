@@ -1455,3 +1455,186 @@ def test_a_long_query_with_every_pair_warns_once():
         LightGBMObjective("ndcg").gradients(np.zeros(2030), y[:2030], [0, 2000, 2030])  # 2,000: not above
     with pytest.warns(CostWarning, match=r"metric='ndcg_loss2' \(which forms every pair at any k\)"):
         XGBoostObjective("ndcg_loss2", k=10).gradients(s, y, ptr)
+
+
+# -- position bias (issue #45): the engines' own debiasing reproduced bit for bit --------------------------
+def _pbm_clicks(X, y, ptr, seed, eta=1.0, eps=0.1):
+    """A small seeded position-based click model for these tests: each query shown in the order of its
+    first feature (descending, stable), examination (1/(rank+1))^eta, click-given-examined
+    eps + (1 - eps)(2^y - 1)/(2^ymax - 1); every query its own stream. Returns rows in display order."""
+    ymax = max(float(y.max()), 1.0)
+    order, clicks, pos = [], [], []
+    for q, (a, b) in enumerate(zip(ptr[:-1], ptr[1:])):
+        rng = np.random.default_rng([seed, q])
+        o = a + np.argsort(-X[a:b, 0], kind="stable")
+        r = np.arange(b - a)
+        examined = rng.random(b - a) < (1.0 / (r + 1)) ** eta
+        attractive = rng.random(b - a) < eps + (1 - eps) * (2.0 ** y[o] - 1) / (2.0 ** ymax - 1)
+        order.append(o)
+        clicks.append((examined & attractive).astype(float))
+        pos.append(r)
+    order = np.concatenate(order)
+    return X[order], np.concatenate(clicks), np.concatenate(pos)
+
+
+@pytest.fixture(scope="module")
+def click_sets(mq2008, ohsumed):
+    (X, y, ptr), _ = mq2008
+    Xo, yo, ptro = ohsumed
+    return {"mq2008": (*_pbm_clicks(X, y, ptr, 1), ptr), "ohsumed": (*_pbm_clicks(Xo, yo, ptro, 2), ptro)}
+
+
+@pytest.mark.parametrize("options", [{}, {"lambdarank_bias_norm": 2.0}, {"lambdarank_bias_norm": 0.5},
+                                     {"lambdarank_num_pair_per_sample": 5},
+                                     {"lambdarank_pair_method": "mean", "lambdarank_num_pair_per_sample": 2}])
+@pytest.mark.parametrize("metric", ["ndcg", "map", "pairwise"])
+@pytest.mark.parametrize("dataset", ["mq2008", "ohsumed"])
+def test_xgboost_unbiased_preset_equals_native_bit_for_bit(dataset, metric, options, click_sets):
+    """preset='xgboost', bias='pairwise' is XGBoost 3.2's lambdarank_unbiased=True: the same margins and the
+    same saved ti+/tj- (float32 in save_config) after 6 rounds on PBM clicks, topk and mean pair methods."""
+    import json
+
+    X, c, _, ptr = click_sets[dataset]
+    dtrain = xgb.DMatrix(X, c, group=np.diff(ptr))
+    params = dict(nthread=1, max_depth=4, eta=0.1, base_score=0.0, tree_method="hist")
+    native = xgb.train({**params, "objective": f"rank:{metric}", "lambdarank_unbiased": True, **options}, dtrain, 6)
+    kw = {"bias_norm": options["lambdarank_bias_norm"]} if "lambdarank_bias_norm" in options else {}
+    if "lambdarank_pair_method" in options:
+        kw.update(pair_method="mean", num_pair_per_sample=options["lambdarank_num_pair_per_sample"])
+    elif "lambdarank_num_pair_per_sample" in options:
+        kw["k"] = options["lambdarank_num_pair_per_sample"]
+    obj = XGBoostObjective(metric, preset="xgboost", bias="pairwise", **kw)
+    ours = xgb.train(params, dtrain, 6, obj=obj)
+    np.testing.assert_array_equal(ours.predict(dtrain, output_margin=True), native.predict(dtrain, output_margin=True))
+    saved = json.loads(native.save_config())["learner"]["objective"]
+    t_plus, t_minus = obj.bias_factors_
+    assert len(saved["ti+"]) == t_plus.shape[0] == (5 if "lambdarank_num_pair_per_sample" in options
+                                                    and "lambdarank_pair_method" not in options else 32)
+    np.testing.assert_array_equal(np.float32(t_plus), np.array(saved["ti+"], dtype=np.float32))
+    np.testing.assert_array_equal(np.float32(t_minus), np.array(saved["tj-"], dtype=np.float32))
+    assert not np.all(t_plus == 1.0)  # the factors moved: the test can fail
+
+
+def test_xgboost_unbiased_preset_same_bits_at_one_and_two_threads(click_sets):
+    X, c, _, ptr = click_sets["mq2008"]
+    dtrain = xgb.DMatrix(X, c, group=np.diff(ptr))
+    params = dict(nthread=1, max_depth=4, eta=0.1, base_score=0.0, tree_method="hist")
+    out = []
+    for t in (1, 2):
+        obj = XGBoostObjective("ndcg", preset="xgboost", bias="pairwise", n_threads=t)
+        out.append((xgb.train(params, dtrain, 3, obj=obj).predict(dtrain, output_margin=True), obj.bias_factors_))
+    np.testing.assert_array_equal(out[0][0], out[1][0])
+    np.testing.assert_array_equal(out[0][1][0], out[1][1][0])
+    np.testing.assert_array_equal(out[0][1][1], out[1][1][1])
+
+
+@pytest.mark.parametrize("regularization", [0.0, 0.1, 2.0])
+@pytest.mark.parametrize("dataset", ["mq2008", "ohsumed"])
+def test_lightgbm_additive_preset_equals_native_bit_for_bit(dataset, regularization, click_sets):
+    """preset='lightgbm', bias='additive' on a Dataset with position= is native lambdarank with those positions
+    (LightGBM 4.7): the same predictions to the bit, rows shuffled inside their queries (positions are read
+    from the Dataset, not from the row order) and weighted rows included."""
+    X, c, pos, ptr = click_sets[dataset]
+    rng = np.random.default_rng(5)
+    shuffle = np.concatenate([a + rng.permutation(b - a) for a, b in zip(ptr[:-1], ptr[1:])])
+    X, c, pos = X[shuffle], c[shuffle], pos[shuffle]
+    w = rng.uniform(0.5, 2.0, len(c))
+    params = {**LGB_PARAMS, "learning_rate": 0.15, "lambdarank_position_bias_regularization": regularization}
+    native = lgb.train({**params, "objective": "lambdarank"},
+                       lgb.Dataset(X, c, group=np.diff(ptr), position=pos, weight=w), 15)
+    obj = LightGBMObjective("ndcg", preset="lightgbm", bias="additive", position_bias_regularization=regularization)
+    params.pop("lambdarank_position_bias_regularization")
+    ours = lgb.train({**params, "objective": obj}, lgb.Dataset(X, c, group=np.diff(ptr), position=pos, weight=w), 15)
+    np.testing.assert_array_equal(ours.predict(X), native.predict(X))
+    b = obj.position_bias_
+    assert b.shape[0] == pos.max() + 1 and np.any(b != 0.0)
+
+
+def _click_data(n_queries=25, seed=7):
+    from lambda_objectives import make_ranking
+
+    d = make_ranking(n_queries, docs_per_query=(2, 15), n_features=4, seed=seed)
+    rng = np.random.default_rng(seed)
+    pos = np.concatenate([rng.permutation(m) for m in d.group])
+    clicks = ((rng.random(len(d.y)) < 1.0 / (1.0 + pos)) & (d.y > 0)).astype(float)
+    return d.X, clicks, d.group_ptr, pos
+
+
+_BIAS_KW = {"ips": dict(propensities=1.0 / (1.0 + np.arange(15))), "pairwise": dict(bias_norm=0.5),
+            "additive": dict(position_bias_regularization=0.1)}
+
+
+@pytest.mark.parametrize("bias", ["ips", "pairwise", "additive"])
+@pytest.mark.parametrize("metric", ["ndcg", "err", "map", "mrr", "ranknet", "ndcg_loss2", "ndcg_loss2pp"])
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_exact_bias_in_both_engines_is_lambda_gradients_round_by_round(engine, metric, bias):
+    """preset=None with every bias=: each round's gradients are lambda_gradients' with the bias state carried
+    from the previous round (replayed from the engine's own scores), and the fitted state is the replay's;
+    the same bits at 1 and 2 threads."""
+    from lambda_objectives import lambda_gradients
+
+    X, c, ptr, pos = _click_data()
+    runs = []
+    for threads in (1, 2):
+        cls = LightGBMObjective if engine == "lightgbm" else XGBoostObjective
+        extra = {"learning_rate": 0.2} if engine == "xgboost" and bias == "additive" else {}
+        obj = cls(metric, bias=bias, n_threads=threads, positions=pos, **_BIAS_KW[bias], **extra)
+        seen = []
+
+        def f(preds, data, obj=obj, seen=seen):
+            seen.append(np.array(preds, dtype=np.float64))
+            g, h = obj(preds, data)
+            seen.append((g.copy(), h.copy()))
+            return g, h
+
+        if engine == "lightgbm":
+            ds = lgb.Dataset(X, c, group=np.diff(ptr), position=pos)
+            model = lgb.train({"objective": f, "learning_rate": 0.2, "num_threads": threads, "verbose": -1,
+                               "min_data_in_leaf": 2, "num_leaves": 7}, ds, 3)
+            pred = model.predict(X)
+        else:
+            dm = xgb.DMatrix(X, c, group=np.diff(ptr))
+            model = xgb.train({"base_score": 0.0, "eta": 0.2, "nthread": threads, "max_depth": 3}, dm, 3, obj=f)
+            pred = model.predict(dm, output_margin=True)
+        runs.append((pred, seen, obj))
+    np.testing.assert_array_equal(runs[0][0], runs[1][0])
+    _, seen, obj = runs[0]
+    state = None
+    for r in range(3):
+        scores, (g, h) = seen[2 * r], seen[2 * r + 1]
+        kw = dict(_BIAS_KW[bias])
+        if bias == "additive":
+            kw["learning_rate"] = 0.2
+        res = lambda_gradients(scores, c, ptr, metric, bias=bias, positions=pos, bias_state=state, **kw)
+        if bias == "additive":  # the engine's step reads its float32 gradients
+            np.testing.assert_allclose(g, res[0], rtol=1e-6, atol=1e-7)
+            state = res[-1]
+            continue
+        np.testing.assert_array_equal(g, np.float32(res[0]))
+        np.testing.assert_array_equal(h, np.float32(res[1]))
+        state = res[-1] if bias == "pairwise" else None
+    if bias == "pairwise":
+        np.testing.assert_array_equal(obj.bias_factors_[0], state[0])
+        np.testing.assert_array_equal(obj.bias_factors_[1], state[1])
+        assert np.any(state[0] != 1.0)
+    elif bias == "additive":
+        np.testing.assert_allclose(obj.position_bias_, state, rtol=1e-5, atol=1e-7)
+        assert np.any(obj.position_bias_ != 0.0)
+
+
+@pytest.mark.parametrize("bias", ["ips", "pairwise", "additive"])
+def test_yetirank_bias_in_lightgbm_is_deterministic_and_fitted(bias):
+    X, c, ptr, pos = _click_data()
+    preds = []
+    for threads in (1, 2):
+        obj = LightGBMObjective("yetirank", bias=bias, n_threads=threads, positions=pos, **_BIAS_KW[bias])
+        ds = lgb.Dataset(X, c, group=np.diff(ptr), position=pos)
+        model = lgb.train({"objective": obj, "learning_rate": 0.2, "num_threads": threads, "verbose": -1,
+                           "min_data_in_leaf": 2, "num_leaves": 7}, ds, 3)
+        preds.append(model.predict(X))
+    np.testing.assert_array_equal(preds[0], preds[1])
+    plain = lgb.train({"objective": LightGBMObjective("yetirank"), "learning_rate": 0.2, "num_threads": 1,
+                       "verbose": -1, "min_data_in_leaf": 2, "num_leaves": 7}, lgb.Dataset(X, c, group=np.diff(ptr)), 3)
+    assert not np.array_equal(plain.predict(X), preds[0])
+    if bias == "pairwise":
+        assert obj.bias_factors_[0][0] == 1.0 and np.any(obj.bias_factors_[0] != 1.0)

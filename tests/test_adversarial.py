@@ -966,6 +966,241 @@ def test_progress_interval_refuses_bad_values(value, monkeypatch):
 
 
 # --------------------------------------------------------------------------------------------------
+# click simulation (issue #45): the kernel cases in its (labels, scores, group_ptr) order, then its options
+# --------------------------------------------------------------------------------------------------
+
+#: the kernel cases whose answer differs for the simulator: an empty query shows nothing (allowed)
+CLICK_OK = {"empty_query", "zero_rows", "huge_scores", "float_group_ptr", "huge_grade"}
+
+CLICKS_CASES = {
+    "simulate_clicks": [
+        (dict(model="ubm"), r"unknown model 'ubm'"),
+        (dict(preset="nope"), r"unknown preset 'nope'"),
+        (dict(model="dbn", eta=1.0), r"eta is not read by model 'dbn'"),
+        (dict(preset="xgboost-demo", epsilon=0.2), r"epsilon is not read when click_prob"),
+        (dict(examination=[1.0, 0.5, np.nan]), r"examination must lie in \(0, 1\], entry 2"),
+        (dict(examination=[1.0, -0.5, 0.1]), r"examination must lie in \(0, 1\], entry 1"),
+        (dict(examination=[[1.0, 0.5, 0.1]]), r"examination must be a non-empty 1-D"),
+        (dict(examination=["a", "b", "c"]), r"examination must be numeric"),
+        (dict(click_prob=[0.1, 0.5, np.inf]), r"click_prob must lie in \[0, 1\], entry 2"),
+        (dict(click_prob=[0.1, 0.5]), r"grades 0\.\.1 for click_prob.*row 0 is 2"),
+        (dict(model="dbn", satisfaction=[0.0, 0.5]), r"grades 0\.\.1 for satisfaction"),
+        (dict(model="dbn", gamma=1.5), r"gamma must be a probability"),
+        (dict(model="cascade", stop_after_click=-1), r"stop_after_click must be a probability"),
+        (dict(epsilon="0.1"), r"epsilon must be a probability"),
+        (dict(eta=True), r"eta must be a finite number"),
+        (dict(top_k=-3), r"top_k must be a positive integer"),
+        (dict(top_k=True), r"top_k must be a positive integer"),
+        (dict(seed=-5), r"seed must be an integer >= 0"),
+        (dict(seed=np.nan), r"seed must be an integer"),
+        (dict(max_label=1), r"must not exceed max_label=1, row 0"),
+        (dict(max_label=-1), r"max_label must be a non-negative integer"),
+        (dict(query_ids=[1, 1]), r"queries 0 and 1 both have 1"),
+        (dict(query_ids=[0.5, 1.5]), r"query_ids must be integers"),
+        (dict(query_ids=[0, 1, 2]), r"one id per query \(2\)"),
+    ],
+}
+
+
+def test_clicks_table_is_complete():
+    _family_calls("clicks", CLICKS_CASES)
+
+
+@pytest.mark.parametrize("case", KERNEL_CASES, ids=[c[0] for c in KERNEL_CASES])
+def test_clicks_kernel_cases(case):
+    name, s, y, p, outcome = case
+    if name in ("labels_too_short",):
+        outcome = r"length|label"
+    if name not in CLICK_OK:
+        expect_error(lo.simulate_clicks, outcome.replace("|s1", ""), y, s, p)
+        return
+    log = call_unmutated(lo.simulate_clicks, y, s, p, seed=3)
+    assert log.positions.shape == np.shape(y) and set(np.unique(log.clicks)) <= {0, 1}
+    assert np.all(np.isfinite(log.examination_prob)) and np.all(np.isfinite(log.click_prob))
+    if name == "huge_scores":  # 1e300 × scores rank as the scores: the same impression
+        same = lo.simulate_clicks(Y, S, P, seed=3)
+        np.testing.assert_array_equal(log.positions, same.positions)
+        np.testing.assert_array_equal(log.clicks, same.clicks)
+
+
+@pytest.mark.parametrize("name,i", [(n, i) for n, cases in CLICKS_CASES.items() for i in range(len(cases))])
+def test_clicks_bad_options(name, i):
+    kwargs, pattern = CLICKS_CASES[name][i]
+    expect_error(lo.simulate_clicks, pattern, Y, S, P, **kwargs)
+
+
+def test_clicks_fractional_grades_refused():
+    expect_error(lo.simulate_clicks, r"integer relevance grades.*row 1", np.where(np.arange(6) == 1, 0.5, Y), S, P)
+
+
+# --------------------------------------------------------------------------------------------------
+# position bias (issue #45): positions, propensities and the bias= options at the one boundary
+# --------------------------------------------------------------------------------------------------
+_BS = np.array([0.3, -0.1, 0.2, 0.5, 0.0, -0.4])
+_BY = np.array([1.0, 0.0, 0.0, 1.0, 0.0, 1.0])
+_BP = np.array([0, 3, 6])
+_POS = np.array([0, 1, 2, 0, 1, 2])
+
+
+def _lg(**kw):
+    return lambda: lo.lambda_gradients(_BS, _BY, _BP, "ndcg", **kw)
+
+
+BIAS_CASES = [
+    # positions: missing rows, negative, non-integer, NaN, out of the propensities' range, repeated in a query
+    (_lg(bias="pairwise", positions=_POS[:5]), r"positions has 5 rows.*cover 6"),
+    (_lg(bias="pairwise", positions=np.array([0, 1, -2, 0, 1, 2])), r"positions must be >= 0.*row 2 is -2"),
+    (_lg(bias="pairwise", positions=np.array([0, 1, 2.5, 0, 1, 2])), r"positions must be integers.*row 2"),
+    (_lg(bias="pairwise", positions=np.array([0, 1, np.nan, 0, 1, 2])), r"positions must be integers.*row 2"),
+    (_lg(bias="pairwise", positions=np.array(["a"] * 6)), r"positions must be integers"),
+    (_lg(bias="pairwise", positions=np.array([0, 1, 1, 0, 1, 2])), r"rows 1 and 2 of query 0.*position 1"),
+    (_lg(bias="ips", propensities=[1.0, 0.5], positions=_POS), r"positions at row 2 is 2.*propensities has 2"),
+    (_lg(bias="ips", propensities=[1.0, 0.5]), r"row 2 is 2.*propensities has 2"),  # default positions too
+    # propensities outside (0, 1]
+    (_lg(bias="ips", propensities=[1.0, 0.0, 0.5]), r"propensities must lie in \(0, 1\].*position 1 is 0.0"),
+    (_lg(bias="ips", propensities=[1.0, 1.5, 0.5]), r"propensities.*position 1 is 1.5"),
+    (_lg(bias="ips", propensities=[1.0, np.nan, 0.5]), r"propensities.*position 1"),
+    (_lg(bias="ips", propensities=[]), r"propensities must be a non-empty"),
+    (_lg(bias="ips"), r"bias='ips' needs propensities"),
+    # unknown bias names; options without their bias
+    (_lg(bias="unbiased"), r"bias must be None or one of"),
+    (_lg(bias=True), r"bias must be None or one of"),
+    (_lg(propensities=[1.0]), r"propensities= is an option of bias='ips'"),
+    (_lg(bias_norm=1.0), r"bias_norm= is an option of bias='pairwise'"),
+    (_lg(bias="ips", propensities=[1.0] * 3, bias_norm=1.0), r"bias_norm= is an option of bias='pairwise'"),
+    (_lg(position_bias_regularization=0.1), r"position_bias_regularization= is an option of bias='additive'"),
+    (_lg(positions=_POS), r"positions.*only with bias="),
+    (_lg(bias="pairwise", bias_norm=-1.0), r"bias_norm must be a finite number >= 0"),
+    (_lg(bias="additive", learning_rate=0.1, position_bias_regularization=np.inf), r"position_bias_regularization"),
+    (_lg(bias="additive"), r"needs learning_rate"),
+    (_lg(bias="additive", learning_rate=-1.0), r"learning_rate must be a finite number > 0"),
+    (_lg(bias="pairwise", bias_state=(np.ones(3), np.ones(2))), r"t_plus has 3 positions, t_minus 2"),
+    (_lg(bias="pairwise", bias_state=(np.ones(3), -np.ones(3))), r"t_minus must be >= 0, position 0"),
+    (_lg(bias="pairwise", bias_state=np.ones(3)), r"pair \(t_plus, t_minus\)"),
+    (_lg(bias="additive", learning_rate=0.1, bias_state=np.array([0.0, np.inf, 0.0])), r"bias_state.*row 1"),
+    (lambda: lo.lambda_gradients(_BS, _BY, _BP, "xendcg", bias="ips", propensities=[1.0] * 3), r"pair loop"),
+    # the adapters: the same checks, and the preset's ways
+    (lambda: lo.XGBoostObjective("ndcg", bias="bogus"), r"bias must be None or one of"),
+    (lambda: lo.XGBoostObjective("ndcg", preset="xgboost", bias="ips", propensities=[1.0]), r"preset='xgboost' has"),
+    (lambda: lo.LightGBMObjective("ndcg", preset="lightgbm", bias="pairwise"), r"preset='lightgbm' has"),
+    (lambda: lo.LightGBMObjective("ndcg", propensities=[0.5]), r"propensities= is an option of bias='ips'"),
+    (lambda: lo.LightGBMObjective("ndcg", positions=_POS), r"positions= is read only with bias="),
+    (lambda: lo.LightGBMObjective("xendcg", bias="pairwise"), r"needs one of"),
+    (lambda: lo.LightGBMObjective("ndcg", bias="ips", propensities=[1.0, 2.0]), r"position 1 is 2.0"),
+    (lambda: lo.LightGBMObjective("ndcg", learning_rate=0.1), r"learning_rate= is the step of bias='additive'"),
+    (lambda: lo.LightGBMObjective("ndcg", bias="pairwise").gradients(_BS, _BY, _BP, positions=_POS[:4]),
+     r"positions has 4 rows"),
+    (lambda: lo.LightGBMObjective("ndcg", bias="pairwise").gradients(_BS, _BY, _BP, positions=[0, 0, 1, 0, 1, 2]),
+     r"rows 0 and 1 of query 0"),
+    (lambda: lo.LightGBMObjective("ndcg", bias="ips", propensities=[1.0, 0.5]).gradients(_BS, _BY, _BP),
+     r"row 2 is 2.*propensities has 2"),
+    (lambda: lo.XGBoostObjective("ndcg", bias="additive").gradients(_BS, _BY, _BP, weight=None), None),
+]
+
+
+@pytest.mark.parametrize("i", range(len(BIAS_CASES)))
+def test_position_bias_bad_input(i):
+    fn, pattern = BIAS_CASES[i]
+    if pattern is None:  # a valid call: returns finite gradients
+        g, h = call_unmutated(fn)
+        assert np.all(np.isfinite(g)) and np.all(np.isfinite(h))
+        return
+    expect_error(fn, pattern)
+
+
+def test_position_bias_positions_from_an_engine_are_checked():
+    lgb = pytest.importorskip("lightgbm")
+    X = np.random.default_rng(0).normal(size=(6, 2))
+
+    def _ds(position):
+        return lgb.Dataset(X, _BY, group=[3, 3], position=position, params={"min_data_in_bin": 1, "verbose": -1})
+
+    obj = lo.LightGBMObjective("ndcg", bias="additive")
+    ds = _ds(np.array([0, 1, 1, 0, 1, 2]))
+    with pytest.raises(ValueError, match=r"rows 1 and 2 of query 0 are both at position 1"):
+        lgb.train({"objective": obj, "verbose": -1, "min_data_in_leaf": 1}, ds, 1)
+    for bias, kw in (("ips", {"propensities": [1.0, 0.5, 0.25]}), ("pairwise", {})):
+        with pytest.raises(ValueError, match=r"renumbers a Dataset's position="):
+            lgb.train({"objective": lo.LightGBMObjective("ndcg", bias=bias, **kw), "verbose": -1,
+                       "min_data_in_leaf": 1}, _ds(_POS), 1)
+    with pytest.raises(ValueError, match=r"positions= and the Dataset's position= disagree"):
+        lgb.train({"objective": lo.LightGBMObjective("ndcg", bias="pairwise", positions=[0, 2, 1, 0, 1, 2]),
+                   "verbose": -1, "min_data_in_leaf": 1}, _ds(_POS), 1)
+    with pytest.raises(ValueError, match=r"lambdarank_position_bias_regularization=0.5 in LightGBM's params"):
+        lgb.train({"objective": lo.LightGBMObjective("ndcg", bias="additive"), "verbose": -1, "min_data_in_leaf": 1,
+                   "lambdarank_position_bias_regularization": 0.5}, _ds(_POS), 1)
+    rk = lo.LGBMLambdaRanker("ndcg", n_estimators=1)
+    with pytest.raises(ValueError, match=r"position= is read by an objective with bias="):
+        rk.fit(X, _BY, group=[3, 3], position=_POS)
+    with pytest.raises(ValueError, match=r"position has 5 rows"):
+        lo.LGBMLambdaRanker(lo.LightGBMObjective("ndcg", bias="additive"), n_estimators=1).fit(
+            X, _BY, group=[3, 3], position=_POS[:5])
+
+
+# --------------------------------------------------------------------------------------------------
+# issue #48, objective side: the silent numbers of overflow, precision loss, a clamp and unread options
+# --------------------------------------------------------------------------------------------------
+
+class TestIssue48Objectives:
+    """Each case gave a wrong number without a word before issue #48; now the provably right answer, or a
+    ValueError naming the option (and metric) or the label (and row)."""
+
+    def test_xendcg_target_sum_overflow(self):
+        s, y, p = np.zeros(3), np.array([1023.0, 1023.0, 0.0]), np.array([0, 3])
+        g, _ = call_unmutated(lo.xendcg_gradients, s, y, p, gammas=np.full(3, 0.5))
+        np.testing.assert_allclose(g, [-1 / 6, -1 / 6, 1 / 3], rtol=1e-15)
+        for g in (lo.lambda_gradients(s, y, p, "xendcg", seed=0)[0], lo.LightGBMObjective("xendcg").gradients(s, y, p)[0]):
+            assert g[2] > 0.33 and np.all(g[:2] < -0.16)  # the targets kept: ~[-1/6, -1/6, 1/3] whatever γ
+        expect_error(lo.LightGBMObjective("xendcg", preset="lightgbm").gradients, r"label 1023 at row 0.*32-bit",
+                     s, y, p)
+
+    @pytest.mark.parametrize("x", [1e15, 1e16, 1e300])
+    def test_listmle_huge_scores(self, x):
+        g, h = call_unmutated(lo.listmle_gradients, np.array([x, 0.0, 1.0]), np.array([0.0, 1.0, 2.0]), np.array([0, 3]))
+        np.testing.assert_array_equal(g, [2.0, -1.0, -1.0])
+        np.testing.assert_array_equal(h, [0.0, 0.0, 0.0])
+        g, _ = lo.listmle_gradients(np.array([-x, 0.0, 1.0]), np.array([0.0, 1.0, 2.0]), np.array([0, 3]))
+        np.testing.assert_allclose(g, [0.0, 1 / (1 + np.e), -1 / (1 + np.e)], rtol=1e-15)
+
+    @pytest.mark.parametrize("gap", [301.0, 1e6, 1e300])
+    def test_plrank_far_below_the_best(self, gap):
+        """The top document is placed first whatever its lead beyond ~40; the two others are then drawn
+        from the same uniforms as at a lead of 250 (inside the one-scale path), so every draw agrees and
+        the gradients agree to rounding. The old clamp tied them at lead − 300 instead (issue #48: mean
+        [0, −0.066, 0.069] against the exact [0, −0.0515, 0.0515])."""
+        y, p = np.array([0.0, 2.0, 1.0]), np.array([0, 3])
+        for i in range(3):
+            g, h = call_unmutated(lo.plrank_gradients, np.array([gap, 0.0, 1.0]), y, p, iteration=i, hessian="raw")
+            g0, h0 = lo.plrank_gradients(np.array([250.0, 0.0, 1.0]), y, p, iteration=i, hessian="raw")
+            np.testing.assert_allclose(g, g0, rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose(h, h0, rtol=1e-12, atol=1e-15)
+
+    @pytest.mark.parametrize("call,option,metric", [
+        (lambda **o: lo.metric_values(S, Y, P, "ndcg", **o), {"threshold": 1.0}, "ndcg"),
+        (lambda **o: lo.metric_values(S, Y, P, "ndcg@2", **o), {"max_label": 4.0}, "ndcg"),
+        (lambda **o: lo.metric_values(S, Y, P, "map", **o), {"gain": "linear"}, "map"),
+        (lambda **o: lo.metric_values(S, Y, P, "mrr", **o), {"label_gain": [0.0, 1.0, 3.0]}, "mrr"),
+        (lambda **o: lo.metric_values(S, Y, P, "dcg", **o), {"ideal_zero": "zero"}, "dcg"),
+        (lambda **o: lo.metric_values(S, Y, P, "err", **o), {"threshold": 0.5}, "err"),
+        (lambda **o: lo.mean_metric(S, Y, P, "map@2", **o), {"gain": "exp"}, "map"),
+        (lambda **o: lo.metric_values_table(S, Y, P, ["ndcg@1", "err"], **o), {"threshold": 1.0}, "ndcg.*err"),
+        (lambda **o: lo.metric_table(S, Y, P, ["map", "mrr"], **o), {"ideal_zero": "drop"}, "map.*mrr"),
+        (lambda **o: lo.dask_metric(_ddf(), "f", "ndcg@2", **o), {"threshold": 1.0}, "ndcg"),
+    ])
+    def test_metric_options_no_metric_reads(self, call, option, metric):
+        expect_error(call, rf"unknown options for metrics?=.*{metric}.*{next(iter(option))}", **option)
+
+    def test_history_options_no_history_metric_reads(self):
+        d = lo.make_ranking(10, docs_per_query=(3, 8), n_features=4, seed=0)
+        expect_error(reference.MARTRanker(n_estimators=2).fit, r"unknown options for metrics=.*threshold", d.X, d.y,
+                     group=d.group, history_metrics=("ndcg@3", "err"), history_options={"threshold": 1.0})
+        # shared options: each history metric takes the ones it reads (ERR's max_label, NDCG's gain)
+        m = reference.MARTRanker(n_estimators=2).fit(d.X, d.y, group=d.group, history_metrics=("ndcg@3", "err"),
+                                                    history_options={"max_label": 4.0, "gain": "linear"})
+        assert np.all(np.isfinite(m.history_["train"]["err"])) and np.all(np.isfinite(m.history_["train"]["ndcg@3"]))
+
+
+# --------------------------------------------------------------------------------------------------
 # issue #48: the estimators (saved models, feature names, fit arguments, engine float32 ranges)
 # --------------------------------------------------------------------------------------------------
 

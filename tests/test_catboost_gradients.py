@@ -40,7 +40,7 @@ def test_validation_rows_on_mq2008_reproduce_catboost_and_say_where_exact_lambda
     assert by["NDCG norm=false"]["exact"] == "agrees"
     assert by["DCG norm=false"]["exact"] == "agrees"
     assert by["MAP norm=false"]["exact"] == "differs"
-    assert by["NDCG top=5 norm=false"]["exact"] == "differs"  # a truncation convention, see docs/reproducing.md, "CatBoost"
+    assert by["NDCG top=5 norm=false"]["exact"] == "differs"  # a truncation convention, see docs/reproducing/validate.md
     assert by["NDCG norm=false"]["n_queries"] == 4
     assert by["PairLogit vs -RankNet"]["exact"] == "agrees"
     assert by["QuerySoftMax vs -softmax"]["exact"] == "agrees" and by["QuerySoftMax vs -softmax"]["n_queries"] == 4

@@ -591,3 +591,130 @@ def test_a_pair_weight_function_takes_no_sampling():
     s, y, ptr = np.array([0.3, 0.1, -0.2, 0.5]), np.array([2.0, 0.0, 1.0, 0.0]), [0, 4]
     with pytest.raises(ValueError, match=r"unknown options for metric='w'.*\['pair_method'\]"):
         lambda_gradients(s, y, ptr, w, pair_method="mean")
+
+
+# -- bias= (issue #45): every way, every pair objective, against the definition (_oracles.debiased_lambdas) --
+@st.composite
+def click_queries(draw):
+    """Two or three queries of clicks (0/1, or grades for some), a shuffled display position per row."""
+    out = []
+    for _ in range(draw(st.integers(2, 3))):
+        n = draw(st.integers(1, 12))
+        scores = [0.37 * v for v in draw(st.lists(st.integers(-3, 3), min_size=n, max_size=n))]
+        labels = [float(v) for v in draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))]
+        pos = draw(st.permutations(list(range(n))))
+        out.append((scores, labels, list(pos)))
+    k = draw(st.one_of(st.none(), st.integers(1, 8)))
+    return out, k
+
+
+def _flat(queries):
+    s = np.concatenate([q[0] for q in queries]).astype(float)
+    y = np.concatenate([q[1] for q in queries]).astype(float)
+    pos = np.concatenate([q[2] for q in queries]).astype(np.int64)
+    ptr = np.r_[0, np.cumsum([len(q[0]) for q in queries])]
+    return s, y, pos, ptr
+
+
+def _close(got, want):
+    want = np.concatenate([np.asarray(w, float) for w in want]) if isinstance(want[0], list) else np.asarray(want)
+    scale = max(1.0, float(np.max(np.abs(want), initial=0.0)))
+    np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-11 * scale)
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("bias", ["ips", "pairwise", "additive"])
+@pytest.mark.parametrize("metric", METRICS)
+@settings(max_examples=20 if FAST else 8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(q=click_queries(), data=st.data())
+def test_bias_matches_the_definition(metric, bias, q, data):
+    queries, k = q
+    s, y, pos, ptr = _flat(queries)
+    n_pos = int(pos.max()) + 1
+    kw, okw = {}, {}
+    if bias == "ips":
+        prop = data.draw(st.lists(st.floats(0.05, 1.0), min_size=n_pos, max_size=n_pos))
+        kw, okw = dict(propensities=prop), dict(propensities=prop)
+    elif bias == "pairwise":
+        tp = data.draw(st.lists(st.floats(0.2, 2.0), min_size=n_pos, max_size=n_pos))
+        tm = data.draw(st.lists(st.floats(0.2, 2.0), min_size=n_pos, max_size=n_pos))
+        kw = dict(bias_state=(np.array(tp), np.array(tm)), bias_norm=0.5)
+        okw = dict(t_plus=tp, t_minus=tm, bias_norm=0.5)
+    else:
+        b = data.draw(st.lists(st.floats(-1.0, 1.0), min_size=n_pos, max_size=n_pos))
+        kw = dict(bias_state=np.array(b), learning_rate=0.3, position_bias_regularization=0.2)
+        okw = dict(b=b, learning_rate=0.3, regularization=0.2)
+    res = lambda_gradients(s, y, ptr, metric, k, 1.0, bias=bias, positions=pos, **kw)
+    eg, eh, state = oracle.debiased_lambdas(queries, metric, k, 1.0, bias=bias, **okw)
+    _close(res[0], eg)
+    _close(res[1], eh)
+    if bias == "pairwise":
+        _close(res[2][0], state[0])
+        _close(res[2][1], state[1])
+    elif bias == "additive":
+        _close(res[2], state)
+
+
+@pytest.mark.parametrize("bias", ["ips", "pairwise", "additive"])
+def test_bias_same_bits_at_one_and_two_threads_and_inputs_untouched(bias):
+    rng = np.random.default_rng(3)
+    sizes = rng.integers(1, 40, 60)
+    ptr = np.r_[0, np.cumsum(sizes)]
+    n = int(ptr[-1])
+    s, y = rng.normal(size=n), rng.integers(0, 2, n).astype(float)
+    pos = np.concatenate([rng.permutation(m) for m in sizes])
+    kw = {"ips": dict(propensities=1.0 / (1.0 + np.arange(40))),
+          "pairwise": dict(bias_state=(rng.uniform(0.5, 1, 40), rng.uniform(0.5, 1, 40))),
+          "additive": dict(bias_state=rng.normal(size=40), learning_rate=0.1)}[bias]
+    before = {key: (v.copy() if isinstance(v, np.ndarray) else tuple(a.copy() for a in v) if isinstance(v, tuple)
+                    else v) for key, v in kw.items()}
+    pos0 = pos.copy()
+    runs = [lambda_gradients(s, y, ptr, "ndcg", 10, bias=bias, positions=pos, n_threads=t, **kw) for t in (1, 2)]
+    for a, b in zip(runs[0], runs[1]):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    np.testing.assert_array_equal(pos, pos0)
+    for key, v in kw.items():
+        np.testing.assert_array_equal(np.asarray(v), np.asarray(before[key]))
+    unbiased = lambda_gradients(s, y, ptr, "ndcg", 10)
+    assert not np.array_equal(runs[0][0], unbiased[0])  # the bias did something
+
+
+def test_bias_none_is_bit_identical_and_ones_are_neutral():
+    rng = np.random.default_rng(4)
+    ptr = np.array([0, 30, 31, 80])
+    s, y = rng.normal(size=80), rng.integers(0, 3, 80).astype(float)
+    g, h = lambda_gradients(s, y, ptr, "err", 5)
+    for kw in (dict(bias="ips", propensities=np.ones(49)), dict(bias="pairwise"),
+               dict(bias="additive", learning_rate=0.1)):
+        res = lambda_gradients(s, y, ptr, "err", 5, **kw)
+        np.testing.assert_array_equal(res[0], g)
+        np.testing.assert_array_equal(res[1], h)
+
+
+@pytest.mark.parametrize("bias", ["ips", "pairwise"])
+def test_yetirank_bias_scales_each_drawn_pair_by_its_factors(bias):
+    """YetiRank's drawn pairs through the same factors: on two-document queries each query's derivatives are
+    the plain ones times fa[high]·fb[low] (the definition, one pair a query); factors of 1 change no bit."""
+    rng = np.random.default_rng(5)
+    nq = 40
+    ptr = np.arange(0, 2 * nq + 1, 2)
+    s = rng.normal(size=2 * nq)
+    y = np.tile([1.0, 0.0], nq)
+    pos = np.concatenate([rng.permutation(2) for _ in range(nq)])
+    plain = lambda_gradients(s, y, ptr, "yetirank")
+    if bias == "ips":
+        theta = np.array([0.9, 0.3])
+        res = lambda_gradients(s, y, ptr, "yetirank", bias="ips", propensities=theta, positions=pos)
+        factor = np.repeat(1.0 / theta[pos[0::2]], 2)  # the clicked row is each query's first
+        ones = lambda_gradients(s, y, ptr, "yetirank", bias="ips", propensities=np.ones(2), positions=pos)
+    else:
+        tp, tm = np.array([1.0, 0.5]), np.array([1.0, 2.0])
+        res = lambda_gradients(s, y, ptr, "yetirank", bias="pairwise", positions=pos, bias_state=(tp, tm))
+        factor = np.repeat(1.0 / (tp[pos[0::2]] * tm[pos[1::2]]), 2)
+        ones = lambda_gradients(s, y, ptr, "yetirank", bias="pairwise", positions=pos)
+        # the next factors from the pass's costs: each query's one pair, cost w·softplus(s_low - s_high)
+        assert res[2][0][0] == 1.0 and res[2][1][0] == 1.0 and np.all(res[2][0] > 0)
+    np.testing.assert_allclose(res[0], plain[0] * factor, rtol=1e-13)
+    np.testing.assert_allclose(res[1], plain[1] * factor, rtol=1e-13)
+    np.testing.assert_array_equal(ones[0], plain[0])
+    np.testing.assert_array_equal(ones[1], plain[1])

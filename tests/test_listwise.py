@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 import pytest
-from _oracles import listmle_loss, softmax_loss
+from _oracles import listmle_derivatives, listmle_loss, softmax_loss
 
 import lambda_objectives as lo
 
@@ -110,6 +110,72 @@ def test_listmle_ties():
     g, h = lo.listmle_gradients(np.array([800.0, -800.0, 0.0, 700.0]), np.array([0.0, 2.0, 1.0, 1.0]), [0, 4])
     assert np.all(np.isfinite(g)) and np.all(np.isfinite(h)) and np.all(h >= 0)
     assert g[1] == pytest.approx(-1.0) and g[0] == pytest.approx(3.0)  # the worst-placed, the best-placed
+
+
+def _oracle(s, y, ptr, ties):
+    g, h = [], []
+    for a, b in zip(ptr[:-1], ptr[1:]):
+        dg, dh = listmle_derivatives(list(s[a:b]), list(y[a:b]), ties)
+        g += dg
+        h += dh
+    return np.array(g), np.array(h)
+
+
+@pytest.mark.parametrize("x", [1e11, 1e15, 1e16, 1e100, 1e300, -1e11, -1e16, -1e300])
+def test_listmle_keeps_its_gradient_at_any_finite_score(x):
+    """Issue #48: scores [x, 0, 1], labels [0, 1, 2] drifted from x ≈ 1e11 (2.117 at 1e15, 1 at 1e16,
+    where the exact gradient of the worst-labelled, best-scored document is 2: it stays in both softmaxes
+    with probability 1). The exponents are score differences now, so every finite x is exact."""
+    s, y, ptr = np.array([x, 0.0, 1.0]), np.array([0.0, 1.0, 2.0]), [0, 3]
+    for ties in ("breslow", "stable"):
+        g, h = lo.listmle_gradients(s, y, ptr, ties=ties)
+        og, oh = _oracle(s, y, ptr, ties)
+        np.testing.assert_allclose(g, og, rtol=1e-14, atol=1e-300)
+        np.testing.assert_allclose(h, oh, rtol=1e-14, atol=1e-300)
+    if x > 0:
+        np.testing.assert_array_equal(g, [2.0, -1.0, -1.0])
+
+
+@pytest.mark.parametrize("shift", [2.0 ** 40, 2.0 ** 49, 2.0 ** 60, -2.0 ** 60, 2.0 ** 1000])
+def test_listmle_is_shift_invariant_at_huge_offsets(shift):
+    """The loss depends on score differences only: a common offset far beyond 1/ulp leaves the gradient
+    as it was (scores on a 1/8 grid below 16 and power-of-two shifts up to 2^49: the shifted scores are exact;
+    beyond, the offset rounds the scores to its own grid and the oracle of those scores decides)."""
+    rng = np.random.default_rng(11)
+    sizes = (6, 9, 4, 12)
+    ptr = np.r_[0, np.cumsum(sizes)]
+    s = np.round(rng.normal(size=ptr[-1]) * 16) / 8
+    y = rng.integers(0, 4, ptr[-1]).astype(float)
+    for ties in ("breslow", "stable"):
+        g, h = lo.listmle_gradients(s, y, ptr, ties=ties)
+        gs, hs = lo.listmle_gradients(s + shift, y, ptr, ties=ties)
+        og, oh = _oracle(s + shift, y, ptr, ties)
+        np.testing.assert_allclose(gs, og, rtol=1e-13, atol=1e-14)
+        np.testing.assert_allclose(hs, oh, rtol=1e-13, atol=1e-14)
+        if abs(shift) <= 2.0 ** 49:
+            np.testing.assert_allclose(gs, g, rtol=1e-13, atol=1e-14)
+            np.testing.assert_allclose(hs, h, rtol=1e-13, atol=1e-14)
+
+
+def test_listmle_at_extreme_gaps_against_the_oracle():
+    """Scores across the whole float64 range in one query (with tied labels and tied scores)."""
+    s = np.array([1e300, -1e300, 0.0, 1e300, 5e299, -1e300, 709.0, -745.0, 1e-300])
+    y = np.array([0.0, 2.0, 1.0, 1.0, 2.0, 0.0, 3.0, 3.0, 1.0])
+    for ties in ("breslow", "stable"):
+        g, h = lo.listmle_gradients(s, y, [0, 9], ties=ties)
+        og, oh = _oracle(s, y, [0, 9], ties)
+        np.testing.assert_allclose(g, og, rtol=1e-14, atol=1e-300)
+        np.testing.assert_allclose(h, oh, rtol=1e-14, atol=1e-300)
+        assert np.all(np.isfinite(g)) and np.all(h >= 0)
+
+
+def test_listmle_matches_the_oracle_on_ordinary_queries():
+    s, y, ptr, w = _queries(4, sizes=(7, 1, 5, 9, 2, 30))
+    for ties in ("breslow", "stable"):
+        g, h = lo.listmle_gradients(s * 50, y, ptr, ties=ties)
+        og, oh = _oracle(s * 50, y, ptr, ties)
+        np.testing.assert_allclose(g, og, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(h, oh, rtol=1e-12, atol=1e-14)
 
 
 def test_lambda_gradients_dispatches_and_checks_options():

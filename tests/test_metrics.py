@@ -23,13 +23,23 @@ def batches(draw):
     return np.array(scores, float) * 0.3, np.array(labels, float), np.concatenate(([0], np.cumsum(sizes))), k
 
 
+#: the options each metric's value reads (docs/math.md); metric_values refuses the others
+READS = {"ndcg": {"gain", "label_gain", "ideal_zero"}, "dcg": {"gain", "label_gain"}, "err": {"max_label"},
+         "map": {"threshold"}, "mrr": {"threshold"}}
+
+
+def _own(name, opts):
+    """The entries of ``opts`` metric ``name`` (``"ndcg@3"`` or ``"ndcg"``) reads."""
+    return {key: v for key, v in opts.items() if key in READS[name.split("@")[0]]}
+
+
 @pytest.mark.kernel
 @pytest.mark.parametrize("metric", METRICS)
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(b=batches(), gain=st.sampled_from(["exp", "linear"]), threshold=st.sampled_from([0.0, 1.0, 2.5]))
 def test_matches_definition(metric, b, gain, threshold):
     s, y, ptr, k = b
-    got = metric_values(s, y, ptr, metric, k, gain=gain, threshold=threshold)
+    got = metric_values(s, y, ptr, metric, k, **_own(metric, dict(gain=gain, threshold=threshold)))
     max_label = y.max()
     for q in range(len(ptr) - 1):
         a, e = ptr[q], ptr[q + 1]
@@ -112,10 +122,10 @@ def test_values_table_is_metric_values_to_the_bit(b, gain, threshold, ideal_zero
     table = metric_values_table(s, y, ptr, names, **opts)
     assert list(table) == names
     for name in names:
-        np.testing.assert_array_equal(table[name], metric_values(s, y, ptr, name, **opts))
+        np.testing.assert_array_equal(table[name], metric_values(s, y, ptr, name, **_own(name, opts)))
     means = metric_table(s, y, ptr, names, **opts)
     for name in names:
-        assert means[name] == mean_metric(s, y, ptr, name, **opts) or np.isnan(means[name])
+        assert means[name] == mean_metric(s, y, ptr, name, **_own(name, opts)) or np.isnan(means[name])
 
 
 @pytest.mark.parametrize("metrics, match", [([], "empty"), ("ndcg@3", "sequence"), (["ndcg@3", "ndcg@3"], "twice"),
@@ -185,6 +195,41 @@ def test_bad_input(kwargs, match):
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
         metric_values(args.pop("scores"), args.pop("labels"), args.pop("group_ptr"), args.pop("metric"), **args)
+
+
+@pytest.mark.parametrize("call", [
+    lambda s, y, p, **o: metric_values(s, y, p, "ndcg", **o),
+    lambda s, y, p, **o: mean_metric(s, y, p, "ndcg@2", **o),
+    lambda s, y, p, **o: metric_values_table(s, y, p, ["ndcg@1", "ndcg@2"], **o),
+    lambda s, y, p, **o: metric_table(s, y, p, ["ndcg", "dcg@2"], **o),
+])
+@pytest.mark.parametrize("option", [{"threshold": 1.0}, {"max_label": 3.0}])
+def test_options_no_metric_reads_are_refused(call, option):
+    """Issue #48: ``threshold`` and ``max_label`` with NDCG were silently ignored (the objectives refuse
+    options they do not read); now the same kind of ValueError names the option and the metric."""
+    s, y, p = np.r_[0.3, 0.1, -0.2, 0.5], np.r_[2.0, 0, 1, 0], np.r_[0, 4]
+    with pytest.raises(ValueError, match=rf"unknown options for metrics?=.*ndcg.*\['{next(iter(option))}'\]"):
+        call(s, y, p, **option)
+    call(s, y, p, convention="trec")  # a named convention speaks for every metric
+    call(s, y, p, threshold=0.0)      # the default is not an option given (as for the objectives)
+
+
+def test_each_metric_refuses_what_it_does_not_read():
+    s, y, p = np.r_[0.3, 0.1, -0.2, 0.5], np.r_[2.0, 0, 1, 0], np.r_[0, 4]
+    given = {"gain": "linear", "label_gain": [0.0, 1.0, 3.0], "ideal_zero": "zero", "max_label": 3.0, "threshold": 1.0}
+    for metric in METRICS:
+        for key, value in given.items():
+            if key in READS[metric]:
+                assert np.isfinite(metric_values(s, y, p, metric, **{key: value})).all()
+            else:
+                with pytest.raises(ValueError, match=rf"metric='{metric}': \['{key}'\] \(this metric does not read"):
+                    metric_values(s, y, p, metric, **{key: value})
+    # a table takes an option when at least one of its metrics reads it, and hands it to that one only
+    table = metric_values_table(s, y, p, ["ndcg", "map"], threshold=1.0, gain="linear")
+    np.testing.assert_array_equal(table["map"], metric_values(s, y, p, "map", threshold=1.0))
+    np.testing.assert_array_equal(table["ndcg"], metric_values(s, y, p, "ndcg", gain="linear"))
+    with pytest.raises(ValueError, match=r"none of these metrics reads them"):
+        metric_values_table(s, y, p, ["map", "mrr@2"], gain="linear")
 
 
 def test_inputs_not_mutated():

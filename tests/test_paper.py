@@ -29,7 +29,7 @@ def test_the_papers_cells_and_citation_are_in_the_repository():
 
     assert "1909.05965" in paper_tables.CITATION and "Analysis of Regression Tree Fitting" in paper_tables.CITATION
     assert paper.PAPER_TABLES is paper_tables.PAPER_TABLES
-    docs = (Path(__file__).resolve().parents[1] / "docs" / "reproducing.md").read_text()
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "reproducing" / "paper.md").read_text()
     assert "shared/notes" not in docs and "comparisons/paper_tables.py" in docs
 
 

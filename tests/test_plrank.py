@@ -95,6 +95,69 @@ def test_huge_scores_give_finite_gradients():
         assert np.all(np.isfinite(g)) and np.all(np.isfinite(h))
 
 
+@pytest.mark.parametrize("gap", [301.0, 1000.0, 1e6, 1e300])
+def test_scores_far_below_the_best_keep_their_own_order(gap):
+    """Issue #48: scores more than 300 below the query's best were clamped to best − 300, which tied
+    them: s = [301, 0, 1], y = [0, 2, 1] gave the mean gradient [0, −0.066, 0.069] against the exact
+    [0, −0.0515, 0.0515]. A query wider than SPAN now runs on per-position scales, exact at any gap."""
+    s, y, ptr = np.array([gap, 0.0, 1.0]), np.array([0.0, 2.0, 1.0]), np.array([0, 3])
+    g, g_se, h, h_se = _round_means(s, y, ptr, None, rounds=400, n_samples=25)
+    d1, d2 = _exact(s, y, ptr, None)
+    np.testing.assert_allclose(-d1, [0.0, -0.0514847, 0.0514847], atol=1e-7)  # the oracle at any gap
+    zg, zh = _z(g, g_se, -d1), _z(h, h_se, -d2)
+    assert zg.size == 2 and zg.max() < 4.5 and zh.max() < 4.5, (zg, zh)
+    assert g[0] == 0.0 and h[0] == 0.0  # always first: its gradient is e^{-gap}-small, here exactly 0
+    # the power to see the clamp's answer: the derivatives of the policy it sampled (both tied at best − 300)
+    assert _z(g, g_se, -_exact(np.array([300.0, 0.0, 0.0]), y, ptr, None)[0]).max() > 6
+
+
+@pytest.mark.parametrize("k", [None, 2, 3])
+def test_a_query_spread_over_extreme_gaps_is_unbiased(k):
+    """Five documents spread over ±1e6 (two pairs close together inside each extreme) and ±1e300."""
+    for s in (np.array([1e6, 0.0, 1.0, -1e6, -1e6 + 0.5]), np.array([1e300, -1e300, 0.5, -1e300 + 1e284, 0.0])):
+        y = np.array([0.0, 2.0, 1.0, 3.0, 2.0])
+        ptr = np.array([0, 5])
+        g, g_se, h, h_se = _round_means(s, y, ptr, k, rounds=300, n_samples=20)
+        d1, d2 = _exact(s, y, ptr, k)
+        zg, zh = _z(g, g_se, -d1), _z(h, h_se, -d2)
+        assert zg.size >= 2 and zg.max() < 4.5 and zh.max() < 4.5, (s, zg.round(2), zh.round(2))
+        assert np.all(np.abs(g[g_se == 0] + d1[g_se == 0]) < 1e-12)  # the settled documents: exactly the oracle
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("k", [0, 1, 3])
+def test_the_rescaled_path_is_the_one_scale_path_where_both_apply(k):
+    """On ordinary queries (spread < SPAN) both paths draw the same rankings from the same uniforms;
+    their sums agree to rounding, so the wide-query path is the same estimator."""
+    from lambda_objectives._kernels import plrank as pk
+    from lambda_objectives._kernels.ranking import discount_table, document_gains
+    from lambda_objectives._kernels.yetirank import query_key
+
+    rng = np.random.default_rng(6)
+    for n in (2, 5, 17, 40):
+        s = rng.normal(size=n) * 4
+        gains = document_gains(rng.integers(0, 4, n).astype(float), "exp")
+        kk = n if k <= 0 or k > n else k
+        disc = discount_table(kk)
+
+        def scratch():
+            return (np.empty(n), np.empty(n), np.empty(max(kk, 1), np.int64), np.zeros(n, np.bool_),
+                    np.empty(kk + 1), np.empty(max(kk, 1)))
+
+        g1, h1 = np.empty(n), np.empty(n)
+        g2, h2 = np.zeros(n), np.zeros(n)
+        e, lx, top, placed, pr, inv_d = scratch()
+        pr[kk] = 0.0
+        with np.errstate(over="ignore"):  # the generator's uint64 arithmetic wraps by design (numba off)
+            key = np.uint64(query_key(np.uint64(9), np.uint64(2), np.uint64(n)))  # numba hands back a Python int
+            pk.plrank_query(s, gains, key, 30, k, disc, -30.0, g1, h1, *scratch())  # −30/30: the raw sums
+            pk.plrank_samples_rescaled(s, gains, key, 30, kk, disc, g2, h2, e, lx, top, placed, pr, inv_d)
+        scale = np.abs(g1).max() + np.abs(h1).max()
+        np.testing.assert_allclose(g2, g1, rtol=1e-11, atol=1e-13 * scale)
+        np.testing.assert_allclose(h2, h1, rtol=1e-11, atol=1e-13 * scale)
+        assert not placed.any()
+
+
 def test_bit_identical_at_one_and_two_threads_and_draws_keyed_by_seed_and_round():
     d = lo.make_ranking(n_queries=40, seed=2)
     s = np.random.default_rng(0).normal(size=d.y.shape[0])

@@ -210,3 +210,51 @@ def test_old_score_keywords_still_work_with_a_warning(probe, old):
     np.testing.assert_array_equal(old_way, probe(y, ptr, scores=s))
     with pytest.raises(TypeError, match="once"):
         probe(y, ptr, scores=s, **{old: s})
+
+
+# -- position bias (issue #45): the engines' debiased gradients probed in a later round, against ours ----------
+def _probe_clicks():
+    rng = np.random.default_rng(3)
+    sizes = rng.integers(3, 12, 12)
+    ptr = np.r_[0, np.cumsum(sizes)]
+    pos = np.concatenate([np.arange(m) for m in sizes])
+    c = ((rng.random(ptr[-1]) < 1 / (1 + pos)) & (rng.random(ptr[-1]) < 0.7)).astype(float)
+    return c, ptr, pos
+
+
+@pytest.mark.parametrize("rounds", [1, 2, 3])
+def test_probes_take_positions_and_see_the_engines_debiasing(rounds):
+    """Round 1 has b = 0 / t = 1 (the plain gradients); later rounds carry the engines' estimates, and our
+    parity presets match them through the same probe to the bit."""
+    pytest.importorskip("lightgbm")
+    pytest.importorskip("xgboost")
+    from lambda_objectives import LightGBMObjective, XGBoostObjective
+
+    c, ptr, pos = _probe_clicks()
+    lgb_params = {"objective": "lambdarank", "lambdarank_position_bias_regularization": 0.1}
+    native = probe_lightgbm(c, ptr, lgb_params, position=pos, rounds=rounds)
+    ours = probe_lightgbm(c, ptr, {"objective": LightGBMObjective("ndcg", preset="lightgbm", bias="additive",
+                                                                   position_bias_regularization=0.1)},
+                          position=pos, rounds=rounds)
+    plain = probe_lightgbm(c, ptr, {"objective": "lambdarank"}, rounds=rounds)
+    res = compare_gradients(*ours, *native, rtol=0, atol=0)
+    assert res["passed"] and res["n_compared"] >= 10
+    assert (compare_gradients(*plain, *native)["max_abs"] == 0.0) == (rounds == 1)
+    native = probe_xgboost(c, ptr, {"objective": "rank:ndcg", "lambdarank_unbiased": True}, position=pos, rounds=rounds)
+    ours = probe_xgboost(c, ptr, {"objective": XGBoostObjective("ndcg", preset="xgboost", bias="pairwise")},
+                         position=pos, rounds=rounds)
+    plain = probe_xgboost(c, ptr, {"objective": "rank:ndcg"}, rounds=rounds)
+    res = compare_gradients(*ours, *native, rtol=0, atol=0)
+    assert res["passed"] and res["n_compared"] >= 10
+    assert (compare_gradients(*plain, *native)["max_abs"] == 0.0) == (rounds == 1)
+
+
+def test_probes_refuse_bad_positions_and_rounds():
+    pytest.importorskip("xgboost")
+    c, ptr, pos = _probe_clicks()
+    with pytest.raises(ValueError, match=r"index inside its query; position at row 1"):
+        probe_xgboost(c, ptr, position=np.r_[0, 2, 1, pos[3:]])
+    with pytest.raises(ValueError, match=r"position has 3 rows"):
+        probe_xgboost(c, ptr, position=pos[:3])
+    with pytest.raises(ValueError, match=r"rounds must be an integer >= 1"):
+        probe_xgboost(c, ptr, rounds=0)

@@ -345,7 +345,7 @@ def test_issue33_listwise_systems_train_and_are_opt_in(engine, system):
     from comparisons.quality import DEFAULT_SYSTEMS, OBJECTIVE_NAMES, QUICK, SYSTEMS, _train
     from lambda_objectives import make_ranking, mean_metric
 
-    # selectable with --objectives, not in the default protocol whose tables README shows
+    # selectable with --objectives, not in the default protocol whose tables docs/reproducing/quality.md shows
     assert system in OBJECTIVE_NAMES and system not in DEFAULT_SYSTEMS
     tr, va = make_ranking(60, docs_per_query=(5, 25), n_features=5, seed=1), make_ranking(30, n_features=5, seed=2)
     predict, best, diverged = _train(engine, SYSTEMS[(engine, system)], tr, va, dict(QUICK[engine]), 15, 5, 0)

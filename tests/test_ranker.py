@@ -446,6 +446,57 @@ def test_training_scores_from_the_leaves_equal_the_traversal(objective, subsampl
     assert m.history_["train"] == m.history_["valid_0"]
 
 
+# -- bias= (issue #45): the position-debiased gradients, their state carried from round to round --------------
+def _clicks(seed=7):
+    from lambda_objectives import make_ranking
+
+    d = make_ranking(30, docs_per_query=(2, 15), n_features=4, seed=seed)
+    rng = np.random.default_rng(seed)
+    pos = np.concatenate([rng.permutation(m) for m in d.group])
+    c = ((rng.random(len(d.y)) < 1.0 / (1.0 + pos)) & (d.y > 0)).astype(float)
+    return d, c, pos
+
+
+@pytest.mark.parametrize("bias", ["pairwise", "additive"])
+def test_mart_bias_state_is_lambda_gradients_round_by_round(bias):
+    from lambda_objectives import lambda_gradients
+
+    d, c, pos = _clicks()
+    opts = {"bias": bias, **({"bias_norm": 0.5} if bias == "pairwise" else {"position_bias_regularization": 0.1})}
+    kw = dict(num_leaves=4, min_data_in_leaf=2, learning_rate=0.3, kernel_options=opts, n_threads=1)
+    state = None
+    for rounds in (1, 2, 3):
+        model = MARTRanker(n_estimators=rounds, **kw).fit(d.X, c, group=d.group, position=pos)
+        F = MARTRanker(n_estimators=rounds - 1, **kw).fit(d.X, c, group=d.group, position=pos).predict(d.X) \
+            if rounds > 1 else np.zeros(len(c))
+        extra = {"learning_rate": 0.3} if bias == "additive" else {}
+        state = lambda_gradients(F, c, d.group_ptr, "ndcg", bias=bias, positions=pos, bias_state=state,
+                                 **{k: v for k, v in opts.items() if k != "bias"}, **extra)[-1]
+        got = model.bias_state_
+        for a, b in zip(np.atleast_2d(got), np.atleast_2d(state)):
+            np.testing.assert_array_equal(a, b)
+    two = MARTRanker(n_estimators=3, **dict(kw, n_threads=2)).fit(d.X, c, group=d.group, position=pos)
+    np.testing.assert_array_equal(two.predict(d.X), model.predict(d.X))
+
+
+def test_mart_ips_with_unit_propensities_is_the_plain_ranker_and_positions_are_checked():
+    d, c, pos = _clicks()
+    kw = dict(n_estimators=3, num_leaves=4, min_data_in_leaf=2)
+    plain = MARTRanker(**kw).fit(d.X, c, group=d.group)
+    ips = MARTRanker(**kw, kernel_options={"bias": "ips", "propensities": np.ones(15)}).fit(d.X, c, group=d.group,
+                                                                                            position=pos)
+    np.testing.assert_array_equal(plain.predict(d.X), ips.predict(d.X))
+    weighted = MARTRanker(**kw, kernel_options={"bias": "ips", "propensities": 1.0 / (1.0 + np.arange(15))}).fit(
+        d.X, c, group=d.group, position=pos)
+    assert not np.array_equal(plain.predict(d.X), weighted.predict(d.X))
+    with pytest.raises(ValueError, match=r"position has 5 rows"):
+        MARTRanker(**kw, kernel_options={"bias": "pairwise"}).fit(d.X, c, group=d.group, position=pos[:5])
+    with pytest.raises(ValueError, match=r"position= is read with a bias="):
+        MARTRanker(**kw).fit(d.X, c, group=d.group, position=pos)
+    with pytest.raises(ValueError, match=r"position= is read by the pair objectives"):
+        MARTRanker(objective="ls", **kw).fit(d.X, c, group=d.group, position=pos)
+
+
 @pytest.fixture(scope="module")
 def framed():
     import pandas as pd

@@ -98,3 +98,89 @@ def test_preset_lightgbm_reproduces_rank_xendcg_bit_for_bit_on_mq2008(shared_dat
 
     d = load_letor(shared_file(shared_data, "MQ2008", "Fold1", "train.txt"))
     _lightgbm_parity(d.X, d.y, d.group)
+
+
+def _exact_ratios(y, gammas):
+    """φ_i/Σφ in exact rational arithmetic (no overflow at any label below 1024)."""
+    from fractions import Fraction
+
+    phi = [2 ** int(v) - Fraction(g) for v, g in zip(y, gammas)]  # integer labels: 2**y exactly
+    total = sum(phi)
+    return np.array([float(p / total) for p in phi])
+
+
+@pytest.mark.parametrize("y,s,gam", [
+    ([1023.0, 1023.0, 0.0], [0.0, 0.0, 0.0], [0.5, 0.5, 0.5]),              # the reproduction of issue #48
+    ([1023.0, 1023.0, 1023.0], [1e300, -1e300, 3.0], [0.9, 0.0, 0.3]),       # every target huge, huge scores
+    ([1023.0, 1022.0, 1021.0, 1023.0, 0.0, 5.0], [0.1, -0.4, 2.0, 0.0, 7.0, -3.0], [0.0, 0.99, 0.5, 0.25, 0.999, 0.1]),
+])
+def test_an_overflowing_target_sum_keeps_the_exact_ratios(y, s, gam):
+    """Σ(2^y − γ) beyond float64 (issue #48: [1023, 1023, 0] gave ρ = 1/3 each, the targets lost): the
+    kernel factors a power of two out of the targets, so φ/Σφ is the exact ratio, correctly rounded."""
+    from lambda_objectives import lambda_gradients
+
+    y, s, gam = np.array(y), np.array(s), np.array(gam)
+    n = y.shape[0]
+    z = s - s.max()
+    rho = np.exp(z) / np.exp(z).sum()
+    g, h = xendcg_gradients(s, y, [0, n], gammas=gam)
+    np.testing.assert_allclose(g, rho - _exact_ratios(y, gam), rtol=1e-15, atol=1e-16)
+    np.testing.assert_allclose(h, rho * (1 - rho), rtol=1e-15, atol=0)
+    assert abs(g.sum()) < 1e-15
+    if n == 3 and s[0] == 0.0:
+        np.testing.assert_allclose(g, [-1 / 6, -1 / 6, 1 / 3], rtol=1e-15)
+    # the same kernel behind lambda_gradients (γ from default_rng(seed)) and the exact engine objective
+    # (its first round draws default_rng(seed=0)), as float32 there
+    g2, _ = lambda_gradients(s, y, [0, n], "xendcg", seed=1)
+    np.testing.assert_allclose(g2, rho - _exact_ratios(y, np.random.default_rng(1).random(n)), rtol=1e-15, atol=1e-16)
+    g3, _ = LightGBMObjective("xendcg").gradients(s, y, [0, n])
+    want = (rho - _exact_ratios(y, np.random.default_rng(0).random(n))).astype(np.float32)
+    np.testing.assert_allclose(g3, want, rtol=1e-7, atol=1e-8)
+
+
+def test_targets_that_sum_finitely_keep_their_bits():
+    """The rescaling only runs when Σφ overflows: big finite sums take the plain division, to the bit."""
+    rng = np.random.default_rng(3)
+    n = 9
+    s, gam = rng.normal(size=n), rng.random(n)
+    for top in (3.0, 600.0, 1022.0):  # 1022: 2^1022 + 2^1021 + … is still finite
+        y = np.array([top, 0.0, 1.0, 2.0, 0.0, top - 1, 3.0, 0.0, 1.0])
+        phi = 2.0 ** y - gam
+        ez = np.exp(s - s.max())
+        total = 0.0
+        for v in ez:  # the kernel's order of summation
+            total += v
+        rho = ez / total
+        total = 0.0
+        for p in phi:
+            total += p
+        g, _ = xendcg_gradients(s, y, [0, n], gammas=gam)
+        np.testing.assert_array_equal(g, rho - phi / total)
+
+
+def test_preset_lightgbm_refuses_the_labels_lightgbm_overflows():
+    """LightGBM's rank_xendcg takes 2**int(label) with Common::Pow(2, int), whose base is a 32-bit int:
+    labels from 32 on overflow in C++ and LightGBM's gradients are then not XE-NDCG's (its probe gives
+    [0.254, 1.997, -2.251] for labels [1023, 1023, 0] at zero scores). Nothing to reproduce, so refused."""
+    s, ptr = np.array([0.1, -0.3, 0.5, 0.2]), [0, 4]
+    obj = LightGBMObjective("xendcg", preset="lightgbm", objective_seed=1)
+    g, _ = obj.gradients(s, np.array([31.0, 31.0, 0.0, 30.9]), ptr)  # 31.9 would truncate to 31 too
+    assert np.all(np.isfinite(g))
+    for bad in (32.0, 1023.0, 40.5):
+        with pytest.raises(ValueError, match=r"label .* at row 1: LightGBM's rank_xendcg .* 32-bit"):
+            LightGBMObjective("xendcg", preset="lightgbm").gradients(s, np.array([1.0, bad, 0.0, 2.0]), ptr)
+    # the exact back end takes them (the sum of the targets overflows float64 here, the ratios do not)
+    g, _ = LightGBMObjective("xendcg").gradients(s, np.array([1023.0, 1023.0, 0.0, 2.0]), ptr)
+    assert np.all(np.isfinite(g)) and g[2] > 0 and g[3] > 0
+
+
+def test_preset_lightgbm_matches_the_engine_at_label_31():
+    """The largest label LightGBM computes exactly: the preset and LightGBM's own gradients agree (probe)."""
+    pytest.importorskip("lightgbm")
+    from lambda_objectives import probe_lightgbm
+
+    s, y, ptr = np.array([0.1, -0.3, 0.5, 0.2]), np.array([31.0, 31.0, 0.0, 30.0]), np.array([0, 4])
+    g, h = probe_lightgbm(y, ptr, {"objective": "rank_xendcg", "objective_seed": 1, "metric": "None"}, scores=s)
+    go, ho = LightGBMObjective("xendcg", preset="lightgbm", objective_seed=1).gradients(s, y, ptr)
+    np.testing.assert_allclose(go, g, rtol=1e-6)
+    np.testing.assert_allclose(ho, h, rtol=1e-6)

@@ -22,7 +22,9 @@ ListMLE of that one permutation. With ``p_{ig} = e^{s_i} / Σ_{S_g} e^{s}`` and 
 ``g_i = Σ_{g ≤ γ(i), g<m} |G_g| p_{ig} − [γ(i) < m]`` and the exact Hessian diagonal
 ``h_i = Σ_{g ≤ γ(i), g<m} |G_g| p_{ig} (1 − p_{ig})`` (each term is a log-sum-exp, whose Hessian
 ``diag(p) − p pᵀ`` is PSD: the loss is convex and its exact diagonal is non-negative).
-The sums over groups run as prefix sums in the log domain, so no exponential overflows.
+The sums over groups run as prefix sums relative to the latest group's log-sum-exp, itself kept as the
+largest score below it plus the log of a sum in [1, n]: every exponent is a difference of scores (≤ 0), so
+nothing overflows and a document's ``p_{ig}`` keeps its gap at any finite score (1e300 or −1e300).
 """
 
 import math
@@ -67,16 +69,6 @@ def softmax_driver(scores, labels, group_ptr, beta, lam, weights, grad, hess):
 
 
 @njit(cache=True)
-def _logaddexp(a, b):
-    if a == -np.inf:
-        return b
-    if b == -np.inf:
-        return a
-    m = max(a, b)
-    return m + math.log1p(math.exp(-abs(a - b)))
-
-
-@njit(cache=True)
 def listmle_query(s, y, breslow, weight, g, h):
     """ListMLE gradient and exact Hessian diagonal of one query (ties: Breslow groups, or stable order)."""
     n = s.shape[0]
@@ -91,8 +83,11 @@ def listmle_query(s, y, breslow, weight, g, h):
         tied = breslow and r > 0 and y[order[r]] == y[order[r - 1]]
         start[r] = start[r - 1] if tied else r
     last = start[n - 1]  # the first position of the last group, whose term is identically zero
-    # bottom-up: lse[r] = log Σ_{positions >= r} e^s, kept at each group's first position
-    lse = np.empty(n)
+    # bottom-up: log Σ_{positions >= r} e^s = top[r] + lacc[r], top[r] the largest score from r down and
+    # lacc[r] = log Σ e^{s − top[r]} in [0, log n]. The two are kept apart: their sum would round to a
+    # multiple of top[r]'s ulp (0.125 at 1e15), which is all a document's p_{ig} is measured against.
+    top = np.empty(n)
+    lacc = np.empty(n)
     mx = -np.inf
     acc = 0.0
     for r in range(n - 1, -1, -1):
@@ -102,24 +97,40 @@ def listmle_query(s, y, breslow, weight, g, h):
             mx = v
         else:
             acc += math.exp(v - mx)
-        lse[r] = mx + math.log(acc)
-    # top-down: log Σ_{groups so far} |G| e^{−LSE} and |G| e^{−2 LSE}; a document's Σ |G| p and Σ |G| p²
-    # are e^{s} and e^{2s} times them (bounded by n: each group's LSE is at least the document's s)
-    logc = -np.inf
-    logd = -np.inf
+        top[r] = mx
+        lacc[r] = math.log(acc)
+    # top-down, relative to the latest group g whose term counts (position ref): c = Σ_{g' ≤ g} |G_g'|
+    # e^{LSE_g − LSE_g'} and d = Σ |G_g'| e^{2(LSE_g − LSE_g')}, each term in (0, |G_g'|] since the sets
+    # shrink; a document of group ≥ g has Σ |G| p = e^{s − LSE_g} c and Σ |G| p² = e^{2(s − LSE_g)} d, with
+    # s − LSE_g = (s − top) − lacc <= 0 formed from score differences only: no overflow and no loss of
+    # the gap at any finite score
+    c = 0.0
+    d = 0.0
+    ref = -1
     r = 0
     while r < n:
         e = r + 1
         while e < n and start[e] == r:
             e += 1
         if r != last:
-            lm = math.log(e - r)
-            logc = _logaddexp(logc, lm - lse[r])
-            logd = _logaddexp(logd, lm - 2.0 * lse[r])
+            size = float(e - r)
+            if ref < 0:
+                c = size
+                d = size
+            else:
+                step = (top[r] - top[ref]) + (lacc[r] - lacc[ref])  # LSE_r − LSE_ref <= 0
+                c = size + c * math.exp(step)
+                d = size + d * math.exp(2.0 * step)
+            ref = r
         for t in range(r, e):
             i = order[t]
-            a = math.exp(s[i] + logc)
-            b = math.exp(2.0 * s[i] + logd)
+            if ref < 0:  # one group: every order of it has probability 1
+                a = 0.0
+                b = 0.0
+            else:
+                x = (s[i] - top[ref]) - lacc[ref]
+                a = math.exp(x) * c
+                b = math.exp(2.0 * x) * d
             g[i] = weight * (a - (1.0 if r != last else 0.0))
             h[i] = weight * max(a - b, 0.0)  # Σ|G| p(1 − p) ≥ 0; the max absorbs rounding of the difference
         r = e

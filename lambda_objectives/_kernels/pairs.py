@@ -38,6 +38,7 @@ from .._registry import (ERR, GAIN_DIFF, LABEL_DIFF, MAP, MRR, NDCG, NDCG_LOSS2,
 from .ap import ap_delta, relevance_prefix
 from .err import err_advance, err_delta, err_delta_any, err_prefix, err_suffix
 from .lambdaloss import gap_deltas, ndcg_loss2_weight, ndcg_loss2pp_weight
+from .position_bias import BIAS_ESTIMATE, BIAS_FACTORS, BIAS_NONE, debias  # noqa: F401 (the codes: lambdas.py)
 from .ndcg import ndcg_delta, ndcg_inverse_ideal
 from .ranking import cutoff, stable_order_asc, stable_order_desc
 from .rr import rr_delta
@@ -140,13 +141,14 @@ def _work_views(work, n):
 
 @njit(cache=True, inline="always")
 def _pair_block(a_lo, a_hi, metric, sigma, disc, mu, views, tab, gr, hr, want_cost, store, order, row0, pi, pj, ph,
-                count):
+                count, bias, fa, fb, ca, cb):
     """The pair loop over rank positions ``a_lo <= a < a_hi`` (each with every ``b > a``): the one home
     of the pair formulas, for a whole query (:func:`query_lambdas`) and for a block of a long one
     (:func:`split_begin`).
 
     Adds each pair's force to ``gr``/``hr`` (rank order; only entries ``>= a_lo`` are touched), stores
-    its pair in slots ``count, count + 1, ...`` and returns ``(next slot, Σ 2|λ|, Σ cost terms)``.
+    its pair in slots ``count, count + 1, ...`` and returns ``(next slot, Σ 2|λ|, Σ cost terms)``. With
+    ``bias`` each weight passes through :func:`~.position_bias.debias` first (``fa``/``fb``/``ca``/``cb`` per row of the query).
     ERR's running ``q_prod``/``s_sum`` start afresh at every ``a``, so blocks over ``a`` are independent.
     """
     n = order.shape[0]
@@ -185,6 +187,8 @@ def _pair_block(a_lo, a_hi, metric, sigma, disc, mu, views, tab, gr, hr, want_co
                     dz = abs(ra - rb)
                 else:  # RankNet
                     dz = 1.0
+                if dz != 0.0 and bias != BIAS_NONE:
+                    dz = debias(dz, la > lb, order[a], order[b], sigma * (sr[a] - sr[b]), bias, fa, fb, ca, cb)
                 if dz != 0.0:
                     # branch-free orientation: the pair's upper-labelled member is a or b
                     a_hi = la > lb
@@ -235,12 +239,13 @@ def _finish(gr, hr, order, weight, normalize, total, g, h, store, ph, count, cos
 
 @njit(cache=True)
 def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
-                  store, pi, pj, ph, row0, want_cost, mu):
+                  store, pi, pj, ph, row0, want_cost, mu, bias, fa, fb, ca, cb):
     """Fill ``g``/``h`` (this query's rows) and, if ``store``, the pair slots.
 
     Returns ``(pairs stored, cost)``; ``cost`` (only with ``want_cost``) is the query's
     fixed-ranking pairwise cost ``weight · Σ |ΔZ| log(1 + exp(−σ(s_hi − s_lo)))``. ``mu`` is
-    NDCG-Loss2++'s weight of the rank-gap term (unused by the other codes).
+    NDCG-Loss2++'s weight of the rank-gap term (unused by the other codes). ``bias``, ``fa``, ``fb``,
+    ``ca``, ``cb``: the position-bias factors and cost sums of :func:`~.position_bias.debias` (rows of this query).
     """
     n = s.shape[0]
     for r in range(n):
@@ -254,7 +259,7 @@ def query_lambdas(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
     gr = views[3]
     hr = views[4]
     count, total, cost = _pair_block(0, tab[1], metric, sigma, disc, mu, views, tab, gr, hr, want_cost, store, order,
-                                     row0, pi, pj, ph, 0)
+                                     row0, pi, pj, ph, 0, bias, fa, fb, ca, cb)
     return _finish(gr, hr, order, weight, normalize, total, g, h, store, ph, count, cost)
 
 
@@ -392,7 +397,7 @@ def _pool(labels, lab):
 
 @njit(cache=True)
 def query_lambdas_sampled(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
-                          store, pi, pj, ph, row0, want_cost, mu, m, key):
+                          store, pi, pj, ph, row0, want_cost, mu, m, key, bias, fa, fb, ca, cb):
     """:func:`query_lambdas` with ``m`` sampled partners per document (module docstring), the draws
     of stream ``key``: draw ``j`` of the document in row ``d`` of the query is number ``d·m + j``.
 
@@ -485,6 +490,8 @@ def query_lambdas_sampled(s, lab, val, metric, k, sigma, disc, weight, normalize
                 continue
             dz *= share
             a_hi = la > lb
+            if bias != BIAS_NONE:
+                dz = debias(dz, a_hi, order[a], order[b], sigma * (sr[a] - sr[b]), bias, fa, fb, ca, cb)
             ea = er[a]
             eb = er[b]
             if ea > _TINY and eb > _TINY:
@@ -555,7 +562,8 @@ def _make_driver(metric):
 
     @njit(cache=True, parallel=True)
     def driver(scores, labels, values, group_ptr, k, sigma, disc, weights, normalize, grad, hess, store,
-               pair_ptr, pi, pj, ph, counts, schedule, n_chunks, want_cost, cost, mu, split_pairs, block_span):
+               pair_ptr, pi, pj, ph, counts, schedule, n_chunks, want_cost, cost, mu, split_pairs, block_span,
+               bias, fa, fb, ca, cb):
         n_queries = group_ptr.shape[0] - 1
         for c in prange(n_chunks):
             for t in range(c, n_queries, n_chunks):
@@ -568,7 +576,8 @@ def _make_driver(metric):
                 p1 = pair_ptr[q + 1]
                 stored, v = query_lambdas(scores[a:b], labels[a:b], values[a:b], metric, k, sigma, disc,
                                           weights[q], normalize, grad[a:b], hess[a:b], store,
-                                          pi[p0:p1], pj[p0:p1], ph[p0:p1], a, want_cost, mu)
+                                          pi[p0:p1], pj[p0:p1], ph[p0:p1], a, want_cost, mu, bias, fa[a:b],
+                                          fb[a:b], ca[a:b], cb[a:b])
                 counts[q] = stored
                 cost[q] = v
         for q in range(n_queries):
@@ -589,8 +598,10 @@ def _make_driver(metric):
                 for r in range(lo, b - a):
                     bg[j, r] = 0.0
                     bh[j, r] = 0.0
+                # a split query's blocks read fa/fb only: the caller does not split with BIAS_ESTIMATE
                 e, tj, cj = _pair_block(lo, bounds[j + 1], metric, sigma, disc, mu, views, tab, bg[j], bh[j],
-                                        want_cost, store, order, a, pi[p0:p1], pj[p0:p1], ph[p0:p1], slots[j])
+                                        want_cost, store, order, a, pi[p0:p1], pj[p0:p1], ph[p0:p1], slots[j],
+                                        bias, fa[a:b], fb[a:b], ca[a:b], cb[a:b])
                 ends[j] = e
                 totals[j] = tj
                 costs[j] = cj
@@ -612,7 +623,8 @@ def _make_sampled_driver(metric):
 
     @njit(cache=True, parallel=True)
     def driver(scores, labels, values, group_ptr, k, sigma, disc, weights, normalize, grad, hess, store,
-               pair_ptr, pi, pj, ph, counts, schedule, n_chunks, want_cost, cost, mu, m, label_bits, seed, rnd):
+               pair_ptr, pi, pj, ph, counts, schedule, n_chunks, want_cost, cost, mu, m, label_bits, seed, rnd,
+               bias, fa, fb, ca, cb):
         n_queries = group_ptr.shape[0] - 1
         for c in prange(n_chunks):
             for t in range(c, n_queries, n_chunks):
@@ -624,7 +636,8 @@ def _make_sampled_driver(metric):
                 key = query_key(seed, rnd, content_key(label_bits[a:b]))
                 stored, v = query_lambdas_sampled(scores[a:b], labels[a:b], values[a:b], metric, k, sigma, disc,
                                                   weights[q], normalize, grad[a:b], hess[a:b], store,
-                                                  pi[p0:p1], pj[p0:p1], ph[p0:p1], a, want_cost, mu, m, key)
+                                                  pi[p0:p1], pj[p0:p1], ph[p0:p1], a, want_cost, mu, m, key,
+                                                  bias, fa[a:b], fb[a:b], ca[a:b], cb[a:b])
                 counts[q] = stored
                 cost[q] = v
 

@@ -23,8 +23,14 @@ a document at position ``j`` (or ``j = K' − 1`` with ``PR_{j+1}`` read as 0 wh
 exact derivative. The kernels write ``−g`` and ``−h`` (the loss is ``−E[DCG@K]``), unnormalised (no
 IDCG), times the query weight. ``h`` may be negative: ``E[DCG@K]`` is not concave.
 
-Scores more than :data:`SPAN` below the query's maximum count as :data:`SPAN` below, in the sampling and
-in the estimator alike (a selection probability below ``e^{-300}``), so no remaining mass underflows.
+Scale. A query whose scores all lie within :data:`SPAN` of its maximum ``m`` runs on ``e^{s_d − m}``
+(at least ``e^{−300}``, so neither ``D_i`` nor ``1/D_i²`` leaves float64's range) with the race keys
+``X_d e^{m − s_d}``. A query with a wider spread (issue #48: such scores were once clamped to ``m − 300``,
+which tied them, ``s = [301, 0, 1]`` drawing documents 1 and 2 in either order with equal odds) takes
+:func:`plrank_samples_rescaled`, exact at any finite gap: the race compares ``log X_d − s_d`` pairwise
+through score differences, and each position ``j`` measures masses in units of ``e^{M_j}``, ``M_j`` the
+largest score still unplaced there, so every exponent is ``s_d − M_j <= 0`` or ``M_j − M_{j-1} <= 0``.
+The two agree to rounding where both apply (tests/test_plrank.py runs both on ordinary queries).
 
 Random numbers: the counter-based generator of ``_kernels/yetirank.py``; draw ``r·n + i`` of the key of
 ``(seed, iteration, query)`` is document ``i``'s uniform in sample ``r``, so a call is bit-identical at
@@ -38,7 +44,8 @@ from numba import njit, prange
 
 from .yetirank import _GOLDEN, mix64, query_key
 
-#: how far below a query's top score a score is still resolved (see the module docstring)
+#: the widest score spread (max − min) of a query that runs on one scale ``e^{s − max}``; wider ones
+#: take :func:`plrank_samples_rescaled` (see the module docstring)
 SPAN = 300.0
 
 _S11 = np.uint64(11)
@@ -92,12 +99,19 @@ def plrank_query(s, gains, key, n_samples, k, disc, weight, grad, hess, e, noisy
     m = s[0]
     for i in range(1, n):
         m = max(m, s[i])
-    inv_e = np.empty(n)
-    for i in range(n):
-        t = max(s[i] - m, -SPAN)
-        e[i] = math.exp(t)
-        inv_e[i] = math.exp(-t)  # at most e^300: finite
     pr[kk] = 0.0
+    for i in range(n):
+        if s[i] - m < -SPAN:
+            plrank_samples_rescaled(s, gains, key, n_samples, kk, disc, grad, hess, e, noisy, top, placed, pr, inv_d)
+            _scale(grad, hess, -weight / n_samples)
+            return
+    inv_e = np.empty(n)
+    ones = np.ones(kk)  # one scale: the running sums are never carried
+    ex_top = np.empty(kk)
+    for i in range(n):
+        t = s[i] - m  # within SPAN: e^t >= e^-300 and e^-t <= e^300, both normal
+        e[i] = math.exp(t)
+        inv_e[i] = math.exp(-t)
     for r in range(n_samples):
         sample_top(inv_e, key, r, kk, noisy, top)
         tail = 0.0
@@ -113,37 +127,134 @@ def plrank_query(s, gains, key, n_samples, k, disc, weight, grad, hess, e, noisy
             d += e[top[j]]
             inv_d[j] = 1.0 / d
             pr[j] = pr[j + 1] + disc[j] * gains[top[j]]
-        c1 = 0.0
-        dr = 0.0
-        ri = 0.0
-        dr2 = 0.0
-        ri2 = 0.0
         for j in range(kk):
-            x = top[j]
-            q = inv_d[j]
-            c1 += q
-            dr += disc[j] * q
-            ri += pr[j] * q
-            dr2 += disc[j] * q * q
-            ri2 += pr[j] * q * q
-            ex = e[x]
-            sp = ex * (gains[x] * dr - ri)
-            g = pr[j + 1] + sp
-            grad[x] += g
-            hess[x] += g * (1.0 - ex * c1) + sp - ex * ex * (gains[x] * dr2 - ri2)
-        if kk < n:
-            for i in range(n):
-                if placed[i]:
-                    placed[i] = False
-                else:
-                    ex = e[i]
-                    sp = ex * (gains[i] * dr - ri)
-                    grad[i] += sp
-                    hess[i] += sp * (1.0 - ex * c1) - ex * ex * (gains[i] * dr2 - ri2)
-    scale = -weight / n_samples
-    for i in range(n):
+            ex_top[j] = e[top[j]]
+        add_sample(kk, top, placed, inv_d, pr, disc, gains, ones, ex_top, e, grad, hess)
+    _scale(grad, hess, -weight / n_samples)
+
+
+@njit(cache=True)
+def add_sample(kk, top, placed, inv_d, pr, disc, gains, carry, ex_top, ex_rest, grad, hess):
+    """Add one sampled ranking's ``ĝ``, ``ĥ`` (the module docstring) to ``grad``, ``hess``, position ``j``
+    on its own scale ``e^{M_j}``: ``inv_d[j] = e^{M_j}/D_j``, ``carry[j] = e^{M_j − M_{j−1}}`` takes the
+    running sums from the previous position's scale (its square for the ``1/D²`` sums; ones on one
+    scale, which leaves the sums bit for bit), ``ex_top[j] = e^{s_{top[j]} − M_j}`` and, for a document
+    ``i`` left unplaced (``placed`` False; the flags of ``top`` are cleared here), ``ex_rest[i] =
+    e^{s_i − M_{K'−1}}``."""
+    c1 = 0.0
+    dr = 0.0
+    ri = 0.0
+    dr2 = 0.0
+    ri2 = 0.0
+    for j in range(kk):
+        f = carry[j]
+        c1 *= f
+        dr *= f
+        ri *= f
+        f *= f
+        dr2 *= f
+        ri2 *= f
+        x = top[j]
+        q = inv_d[j]
+        c1 += q
+        dr += disc[j] * q
+        ri += pr[j] * q
+        dr2 += disc[j] * q * q
+        ri2 += pr[j] * q * q
+        ex = ex_top[j]
+        sp = ex * (gains[x] * dr - ri)
+        g = pr[j + 1] + sp
+        grad[x] += g
+        hess[x] += g * (1.0 - ex * c1) + sp - ex * ex * (gains[x] * dr2 - ri2)
+    n = grad.shape[0]
+    if kk < n:
+        for i in range(n):
+            if placed[i]:
+                placed[i] = False
+            else:
+                ex = ex_rest[i]
+                sp = ex * (gains[i] * dr - ri)
+                grad[i] += sp
+                hess[i] += sp * (1.0 - ex * c1) - ex * ex * (gains[i] * dr2 - ri2)
+
+
+@njit(cache=True)
+def _scale(grad, hess, scale):
+    for i in range(grad.shape[0]):
         grad[i] *= scale
         hess[i] *= scale
+
+
+@njit(cache=True)
+def sample_top_rescaled(s, key, r, kk, lx, top):
+    """:func:`sample_top` with the race compared in log space: ``d`` goes before ``t`` when
+    ``log X_d − s_d < log X_t − s_t``, tested as ``log X_d − log X_t < s_d − s_t`` (one score difference,
+    no ``e^{±s}``), so the draw is exact at any finite spread of ``s``. ``lx`` receives ``log X``."""
+    n = s.shape[0]
+    base = np.uint64(r) * np.uint64(n)
+    cnt = 0
+    for i in range(n):
+        u = uniform53(key, base + np.uint64(i))
+        v = math.log(-math.log(u))
+        lx[i] = v
+        if cnt < kk:
+            j = cnt
+            cnt += 1
+        elif v - lx[top[kk - 1]] < s[i] - s[top[kk - 1]]:
+            j = kk - 1
+        else:
+            continue
+        # insertion: strict comparison keeps an earlier document ahead of a later one on a tie
+        while j > 0 and lx[top[j - 1]] - v > s[top[j - 1]] - s[i]:
+            top[j] = top[j - 1]
+            j -= 1
+        top[j] = i
+
+
+@njit(cache=True)
+def plrank_samples_rescaled(s, gains, key, n_samples, kk, disc, grad, hess, mj, lx, top, placed, pr, inv_d):
+    """The sums of :func:`plrank_query` over ``n_samples`` rankings, each position ``j`` in units of
+    ``e^{M_j}`` (``M_j`` the largest score still unplaced): ``inv_d[j] = e^{M_j}/D_j`` (``D_j/e^{M_j}`` is
+    in [1, n]), the running sums carried from ``M_{j−1}`` to ``M_j`` by ``e^{M_j − M_{j−1}} <= 1`` (and its
+    square for the ``1/D²`` sums), and ``e^{s_x}`` read as ``e^{s_x − M_j} <= 1``. Adds the unscaled
+    ``g``, ``h`` of every sample into ``grad``, ``hess``; scratch ``mj`` (>= K'), ``lx`` (n)."""
+    n = s.shape[0]
+    carry = np.empty(kk)
+    ex_top = np.empty(kk)
+    ex_rest = np.empty(n)
+    for r in range(n_samples):
+        sample_top_rescaled(s, key, r, kk, lx, top)
+        # remaining mass from the back, as (largest score M, Σ e^{s − M}) rescaled whenever M rises
+        big = -np.inf
+        acc = 0.0
+        if kk < n:
+            for j in range(kk):
+                placed[top[j]] = True
+            for i in range(n):
+                if not placed[i]:
+                    if s[i] > big:
+                        acc = acc * math.exp(big - s[i]) + 1.0
+                        big = s[i]
+                    else:
+                        acc += math.exp(s[i] - big)
+        for j in range(kk - 1, -1, -1):
+            v = s[top[j]]
+            if v > big:
+                acc = acc * math.exp(big - v) + 1.0
+                big = v
+            else:
+                acc += math.exp(v - big)
+            mj[j] = big
+            inv_d[j] = 1.0 / acc
+            pr[j] = pr[j + 1] + disc[j] * gains[top[j]]
+        for j in range(kk):
+            carry[j] = 1.0 if j == 0 else math.exp(mj[j] - mj[j - 1])
+            ex_top[j] = math.exp(s[top[j]] - mj[j])
+        if kk < n:
+            for i in range(n):
+                if not placed[i]:
+                    ex_rest[i] = math.exp(s[i] - mj[kk - 1])
+        add_sample(kk, top, placed, inv_d, pr, disc, gains, carry, ex_top, ex_rest, grad, hess)
 
 
 @njit(cache=True, parallel=True)

@@ -3,12 +3,16 @@ Learning-to-Rank", WWW 2021, arXiv:1911.09798): a listwise softmax cross-entropy
 
 With ``ρ = softmax(s)`` over the query and targets ``φ_i = 2^{y_i} − γ_i`` (``γ_i ~ U[0, 1)``, drawn
 afresh per document per round), the loss is ``L = −Σ_i (φ_i/Σφ) log ρ_i``; its gradient is
-``∂L/∂s_i = ρ_i − φ_i/Σφ`` and its Hessian diagonal ``ρ_i (1 − ρ_i)`` (:func:`xendcg_query`).
+``∂L/∂s_i = ρ_i − φ_i/Σφ`` and its Hessian diagonal ``ρ_i (1 − ρ_i)`` (:func:`xendcg_query`). Every ``φ``
+is finite (labels below 1024), but their sum can overflow (two labels of 1023): the kernel then divides
+the ``φ`` by a power of two, which leaves the ratios ``φ_i/Σφ`` exact.
 
 LightGBM's ``rank_xendcg`` (``src/objective/rank_objective.hpp``, ``RankXENDCG``) differs on purpose
 and :func:`lgb_xendcg_query` reproduces it: ``γ`` from LightGBM's ``Random`` (a 32-bit LCG
 ``x ← 214013 x + 2531011``, ``γ = ((x >> 16) & 0x7FFF) / 32768`` in float32) seeded with
-``objective_seed + query`` and advancing across rounds; ``2^{int(y)}`` (labels truncated); the sum of
+``objective_seed + query`` and advancing across rounds; ``2^{int(y)}`` (labels truncated; LightGBM's
+``Common::Pow(2, int)`` multiplies 32-bit ints, which overflow from label 32 on, so the adapters refuse
+such labels for this preset); the sum of
 ``φ`` floored at LightGBM's ``kEpsilon``; and the gradient replaced by its first three terms of a
 series (first-order ``ρ − p``, then two corrections ``ρ_i Σ_{j≠i} t_j/(1 − ρ_j)``), accumulated in
 float32 as the engine does.
@@ -50,8 +54,20 @@ def xendcg_query(s, targets, weight, g, h):
     total = 0.0
     for i in range(n):
         total += targets[i]
+    scale = 1.0
+    if total == np.inf:
+        # Σφ overflowed (labels near 1023): divide every φ by 2^e, e the exponent of the largest, which
+        # is exact (a power of two), so each φ_i/Σφ is the ratio infinite-range arithmetic rounds to.
+        # Only here: a φ scaled into the subnormals would lose bits the unscaled quotient keeps.
+        big = 0.0
+        for i in range(n):
+            big = max(big, targets[i])
+        scale = math.ldexp(1.0, -math.frexp(big)[1])
+        total = 0.0
+        for i in range(n):
+            total += targets[i] * scale
     for i in range(n):
-        g[i] = weight * (rho[i] - targets[i] / total)
+        g[i] = weight * (rho[i] - targets[i] * scale / total)
         h[i] = weight * rho[i] * (1.0 - rho[i])
 
 

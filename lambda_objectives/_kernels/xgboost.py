@@ -81,8 +81,52 @@ def _xgb_delta(gs, discount, metric, inv_idcg, n_rel, acc, rh, rl, yh, yl):
     return 1.0
 
 
+@njit(cache=True, inline="always")
+def _xgb_pair(ss, rh, rl, delta, scale, gp, hp, unbiased, order, pos, ti, tj, li, lj):
+    """The engine's ``LambdaGrad`` of one pair at rank positions ``rh`` (the larger label) and ``rl``,
+    added to the float32 position sums ``gp``/``hp``; returns the pair's float32 gradient.
+
+    ``unbiased`` (``lambdarank_unbiased``): with display positions ``ph = pos[order[rh]]`` and
+    ``pl = pos[order[rl]]`` both below ``K = ti.shape[0]``, λ and h are divided by ``ti[ph]·tj[pl]`` when
+    both factors are ``>= 1e-16``, and the pair's cost ``log(1/(1 − sig))·Δ`` (the engine's, the mirror
+    of the paper's RankNet cost) is added to the per-row sums ``li[order[rh]] += cost/tj[pl]`` and
+    ``lj[order[rl]] += cost/ti[ph]`` (each only when its divisor is ``>= 1e-16``).
+    """
+    sd = ss[rh] - ss[rl]  # float32 arithmetic, as the engine
+    if scale:
+        delta /= (np.float64(abs(sd)) + 0.01)
+    sig = np.float64(_xgb_sigmoid(sd))
+    lam = (sig - 1.0) * delta
+    hes = max(sig * (1.0 - sig), 1e-16) * delta * 2.0
+    if unbiased:
+        ih = order[rh]
+        il = order[rl]
+        p_h = pos[ih]
+        p_l = pos[il]
+        kk = ti.shape[0]
+        if p_h < kk and p_l < kk:
+            tp = ti[p_h]
+            tm = tj[p_l]
+            if tm >= 1e-16 and tp >= 1e-16:
+                lam /= (tp * tm)
+                hes /= (tp * tm)
+            cost = np.log(1.0 / (1.0 - sig)) * delta
+            if tm >= 1e-16:
+                li[ih] += cost / tm
+            if tp >= 1e-16:
+                lj[il] += cost / tp
+    fg = np.float32(lam)
+    fh = np.float32(hes)
+    gp[rh] = gp[rh] + fg
+    hp[rh] = hp[rh] + fh
+    gp[rl] = gp[rl] - fg
+    hp[rl] = hp[rl] + fh
+    return fg
+
+
 @njit(cache=True)
-def _xgb_query(s, y, gains, discount, metric, inv_idcg, k, score_norm, norm, w, n_rel, acc, g, h):
+def _xgb_query(s, y, gains, discount, metric, inv_idcg, k, score_norm, norm, w, n_rel, acc, unbiased, pos, ti,
+               tj, li, lj, g, h):
     n = s.shape[0]
     for i in range(n):
         g[i] = np.float32(0.0)
@@ -120,16 +164,7 @@ def _xgb_query(s, y, gains, discount, metric, inv_idcg, k, score_norm, norm, w, 
                 yh = yi
                 yl = yj
             delta = _xgb_delta(gs, discount, metric, inv_idcg, n_rel, acc, rh, rl, yh, yl)
-            sd = ss[rh] - ss[rl]  # float32 arithmetic, as the engine
-            if scale:
-                delta /= (np.float64(abs(sd)) + 0.01)
-            sig = np.float64(_xgb_sigmoid(sd))
-            fg = np.float32((sig - 1.0) * delta)
-            fh = np.float32(max(sig * (1.0 - sig), 1e-16) * delta * 2.0)
-            gp[rh] = gp[rh] + fg
-            hp[rh] = hp[rh] + fh
-            gp[rl] = gp[rl] - fg
-            hp[rl] = hp[rl] + fh
+            fg = _xgb_pair(ss, rh, rl, delta, scale, gp, hp, unbiased, order, pos, ti, tj, li, lj)
             sum_lambda += -2.0 * np.float64(fg)
     if norm and sum_lambda > 0.0:
         f = np.float32(np.log2(1.0 + sum_lambda) / sum_lambda)
@@ -143,7 +178,7 @@ def _xgb_query(s, y, gains, discount, metric, inv_idcg, k, score_norm, norm, w, 
 
 @njit(cache=True, parallel=True)
 def xgb_lambdarank(preds, labels, gains, discount, group_ptr, metric, inv_idcg, k, score_norm, norm,
-                   group_w, w_norm, n_rel, acc, grad, hess):
+                   group_w, w_norm, n_rel, acc, unbiased, pos, ti, tj, li, lj, grad, hess):
     """XGBoost topk ``rank:*`` gradients into float32 ``grad``/``hess``; ``metric`` a registry code
     (NDCG, MAP, RANKNET for ``rank:pairwise``).
 
@@ -151,13 +186,21 @@ def xgb_lambdarank(preds, labels, gains, discount, group_ptr, metric, inv_idcg, 
     ``y``, float64); ``discount[r] = 1/log2(r + 2)``; ``group_w`` per-query float32 weights (ones when the
     DMatrix has none); ``w_norm = n_groups / sum(w)`` as float32; ``n_rel``/``acc`` float64
     scratch of ``n_rows`` (used by MAP).
+
+    ``unbiased`` switches on Unbiased LambdaMART as ``lambdarank_unbiased=True`` does (:func:`_xgb_pair`):
+    ``pos`` the int64 display position of every row (the engine's: its index inside its query), ``ti`` /
+    ``tj`` the float64 ``ti+`` / ``tj-`` of the round (``K`` = ``MaxPositionSize()`` entries), ``li`` /
+    ``lj`` float64 per-row cost sums, zeroed by the caller (each query adds only to its own rows, so any
+    thread count gives the same bits); :func:`~.position_bias.update_bias_factors` then re-estimates
+    ``ti``/``tj``. Without ``unbiased`` those four arrays are not read.
     """
     n_q = group_ptr.shape[0] - 1
     for q in prange(n_q):
         a = group_ptr[q]
         b = group_ptr[q + 1]
         _xgb_query(preds[a:b], labels[a:b], gains[a:b], discount, metric, inv_idcg[q], k, score_norm, norm,
-                   group_w[q], n_rel[a:b], acc[a:b], grad[a:b], hess[a:b])
+                   group_w[q], n_rel[a:b], acc[a:b], unbiased, pos[a:b], ti, tj, li[a:b], lj[a:b], grad[a:b],
+                   hess[a:b])
         for i in range(a, b):
             grad[i] = grad[i] * w_norm
             hess[i] = hess[i] * w_norm
@@ -198,7 +241,8 @@ def minstd_uniform(x, n):
 
 
 @njit(cache=True)
-def _xgb_mean_query(s, y, gains, discount, metric, inv_idcg, m, seed, score_norm, norm, w, n_rel, acc, g, h):
+def _xgb_mean_query(s, y, gains, discount, metric, inv_idcg, m, seed, score_norm, norm, w, n_rel, acc, unbiased,
+                    pos, ti, tj, li, lj, g, h):
     n = s.shape[0]
     for i in range(n):
         g[i] = np.float32(0.0)
@@ -239,16 +283,7 @@ def _xgb_mean_query(s, y, gains, discount, metric, inv_idcg, m, seed, score_norm
                         rl = a
                     # the topk loop's pair gradient (LambdaGrad), on the sampled pair
                     delta = _xgb_delta(gs, discount, metric, inv_idcg, n_rel, acc, rh, rl, ys[rh], ys[rl])
-                    sd = ss[rh] - ss[rl]
-                    if scale:
-                        delta /= (np.float64(abs(sd)) + 0.01)
-                    sig = np.float64(_xgb_sigmoid(sd))
-                    fg = np.float32((sig - 1.0) * delta)
-                    fh = np.float32(max(sig * (1.0 - sig), 1e-16) * delta * 2.0)
-                    gp[rh] = gp[rh] + fg
-                    hp[rh] = hp[rh] + fh
-                    gp[rl] = gp[rl] - fg
-                    hp[rl] = hp[rl] + fh
+                    _xgb_pair(ss, rh, rl, delta, scale, gp, hp, unbiased, order, pos, ti, tj, li, lj)
         i = j
     if norm and m != 1:
         f = np.float32(1.0 / m)  # GradientPair::operator*(float)
@@ -262,7 +297,7 @@ def _xgb_mean_query(s, y, gains, discount, metric, inv_idcg, m, seed, score_norm
 
 @njit(cache=True, parallel=True)
 def xgb_lambdarank_mean(preds, labels, gains, discount, group_ptr, metric, inv_idcg, m, seed0, score_norm, norm,
-                        group_w, w_norm, n_rel, acc, grad, hess):
+                        group_w, w_norm, n_rel, acc, unbiased, pos, ti, tj, li, lj, grad, hess):
     """XGBoost ``rank:*`` gradients with ``lambdarank_pair_method="mean"`` into float32 ``grad``/``hess``.
 
     Arguments as :func:`xgb_lambdarank`, except ``m`` (``num_pair_per_sample``) for ``k``, ``inv_idcg``
@@ -275,7 +310,8 @@ def xgb_lambdarank_mean(preds, labels, gains, discount, group_ptr, metric, inv_i
         b = group_ptr[q + 1]
         seed = (np.uint64(seed0) + np.uint64(q)) % np.uint64(4294967296)
         _xgb_mean_query(preds[a:b], labels[a:b], gains[a:b], discount, metric, inv_idcg[q], m, seed, score_norm,
-                        norm, group_w[q], n_rel[a:b], acc[a:b], grad[a:b], hess[a:b])
+                        norm, group_w[q], n_rel[a:b], acc[a:b], unbiased, pos[a:b], ti, tj, li[a:b], lj[a:b],
+                        grad[a:b], hess[a:b])
         for i in range(a, b):
             grad[i] = grad[i] * w_norm
             hess[i] = hess[i] * w_norm

@@ -42,6 +42,7 @@ import numpy as np
 from numba import njit, prange
 
 from .err import err_advance, err_delta
+from .position_bias import BIAS_NONE, debias
 from .ranking import position_log2, stable_order_desc
 
 #: pair-weight modes (CatBoost's ``mode=``) and noises (CatBoost's ``noise=``)
@@ -142,10 +143,13 @@ def gauss_scores(s, key, perm, sigma, out):
 
 
 @njit(cache=True)
-def add_pair(s, y, a, b, w, scale, grad, hess):
-    """PairLogit's derivatives of one drawn pair of weight ``w`` (times ``scale``), if the labels differ."""
+def add_pair(s, y, a, b, w, scale, grad, hess, bias, fa, fb, ca, cb):
+    """PairLogit's derivatives of one drawn pair of weight ``w`` (times ``scale``), if the labels differ;
+    ``bias``: the weight passes through :func:`~.position_bias.debias` first (its cost before ``scale``)."""
     if y[a] == y[b]:
         return
+    if bias != BIAS_NONE and w != 0.0:
+        w = debias(w, y[a] > y[b], a, b, s[a] - s[b], bias, fa, fb, ca, cb)
     if y[a] > y[b]:
         hi, lo = a, b
     else:
@@ -160,7 +164,7 @@ def add_pair(s, y, a, b, w, scale, grad, hess):
 
 
 @njit(cache=True)
-def ranking_pairs(s, y, o, mode, decay, top, neighbors, disc, idcg, scale, grad, hess):
+def ranking_pairs(s, y, o, mode, decay, top, neighbors, disc, idcg, scale, grad, hess, bias, fa, fb, ca, cb):
     """One noisy ranking ``o``'s pairs, CatBoost's weight of ``mode`` each (module docstring).
 
     ``top``: first positions ``i < top`` (``top <= m``); ``neighbors``: partners ``i+1 … i+neighbors``
@@ -172,7 +176,7 @@ def ranking_pairs(s, y, o, mode, decay, top, neighbors, disc, idcg, scale, grad,
         for t in range(1, m):
             a = o[t - 1]
             b = o[t]
-            add_pair(s, y, a, b, coef * abs(y[a] - y[b]), scale, grad, hess)
+            add_pair(s, y, a, b, coef * abs(y[a] - y[b]), scale, grad, hess, bias, fa, fb, ca, cb)
             coef *= decay
         return
     p_first = 1.0  # ERR: probability that the user reaches position i
@@ -183,12 +187,14 @@ def ranking_pairs(s, y, o, mode, decay, top, neighbors, disc, idcg, scale, grad,
         if mode == DCG or mode == NDCG:
             for j in range(i + 1, bound):
                 b = o[j]
-                add_pair(s, y, a, b, abs((y[a] - y[b]) * (disc[i] - disc[j])) / idcg, scale, grad, hess)
+                add_pair(s, y, a, b, abs((y[a] - y[b]) * (disc[i] - disc[j])) / idcg, scale, grad, hess, bias, fa,
+                         fb, ca, cb)
         elif mode == MRR:
             for j in range(i + 1, bound):
                 b = o[j]
                 if ra != (y[b] > 0.0):
-                    add_pair(s, y, a, b, 1.0 / (i + 1.0) - 1.0 / (j + 1.0), scale, grad, hess)
+                    add_pair(s, y, a, b, 1.0 / (i + 1.0) - 1.0 / (j + 1.0), scale, grad, hess, bias, fa, fb, ca,
+                             cb)
             if ra:
                 return  # CatBoost stops after the first relevant document's pairs
         elif mode == MAP:
@@ -197,7 +203,7 @@ def ranking_pairs(s, y, o, mode, decay, top, neighbors, disc, idcg, scale, grad,
                 b = o[j]
                 rb = y[b] > 0.0
                 if ra != rb:
-                    add_pair(s, y, a, b, sum_rr, scale, grad, hess)
+                    add_pair(s, y, a, b, sum_rr, scale, grad, hess, bias, fa, fb, ca, cb)
                 if rb:
                     sum_rr += 1.0 / (j + 1.0)
         else:  # ERR, labels as stop probabilities; the partner's terms are never cut at top
@@ -205,14 +211,15 @@ def ranking_pairs(s, y, o, mode, decay, top, neighbors, disc, idcg, scale, grad,
             s_sum = 0.0
             for j in range(i + 1, bound):
                 b = o[j]
-                add_pair(s, y, a, b, err_delta(y[a], y[b], i, j, m, p_first, q_prod, s_sum), scale, grad, hess)
+                add_pair(s, y, a, b, err_delta(y[a], y[b], i, j, m, p_first, q_prod, s_sum), scale, grad, hess,
+                         bias, fa, fb, ca, cb)
                 q_prod, s_sum = err_advance(y[b], j, m, q_prod, s_sum)
             p_first *= 1.0 - y[a]
 
 
 @njit(cache=True)
 def yetirank_query(s, y, key, permutations, decay, mode, noise, noise_power, top, neighbors, weight, grad, hess,
-                   noisy):
+                   noisy, bias, fa, fb, ca, cb):
     """One query's YetiRank gradient/Hessian into ``grad``/``hess`` (zeroed here); ``noisy`` scratch (m,).
 
     ``top`` < 0 or ``neighbors`` < 0: all positions. ``noise`` ``NO_NOISE`` ranks once (every ranking is
@@ -246,16 +253,32 @@ def yetirank_query(s, y, key, permutations, decay, mode, noise, noise_power, top
             gauss_scores(s, key, r, noise_power, noisy)
         else:
             noisy[:] = s
-        ranking_pairs(s, y, stable_order_desc(noisy), mode, decay, kk, nb, disc, idcg, scale, grad, hess)
+        ranking_pairs(s, y, stable_order_desc(noisy), mode, decay, kk, nb, disc, idcg, scale, grad, hess, bias, fa,
+                      fb, ca, cb)
+
+
+@njit(cache=True)
+def yetirank_driver(scores, labels, group_ptr, weights, seed, rnd, permutations, decay, mode, noise, noise_power,
+                    top, neighbors, grad, hess):
+    """All queries of one round (:func:`yetirank_driver_biased` without position bias)."""
+    none = np.zeros(0)
+    yetirank_driver_biased(scores, labels, group_ptr, weights, seed, rnd, permutations, decay, mode, noise,
+                           noise_power, top, neighbors, grad, hess, BIAS_NONE, none, none, none, none)
 
 
 @njit(cache=True, parallel=True)
-def yetirank_driver(scores, labels, group_ptr, weights, seed, rnd, permutations, decay, mode, noise, noise_power,
-                    top, neighbors, grad, hess):
-    """All queries of one round (``prange``; each writes only its own rows; draws keyed by query)."""
+def yetirank_driver_biased(scores, labels, group_ptr, weights, seed, rnd, permutations, decay, mode, noise,
+                           noise_power, top, neighbors, grad, hess, bias, fa, fb, ca, cb):
+    """All queries of one round (``prange``; each writes only its own rows; draws keyed by query), with
+    position-bias factors (``bias``, per-row ``fa``/``fb`` and cost sums ``ca``/``cb``, or empty arrays
+    with ``BIAS_NONE``: :func:`~.position_bias.debias`)."""
+    biased = bias != BIAS_NONE
     for q in prange(group_ptr.shape[0] - 1):
         a = group_ptr[q]
         b = group_ptr[q + 1]
         noisy = np.empty(b - a)
+        lo = a if biased else 0
+        hi = b if biased else 0
         yetirank_query(scores[a:b], labels[a:b], query_key(seed, rnd, np.uint64(q)), permutations, decay, mode,
-                       noise, noise_power, top, neighbors, weights[q], grad[a:b], hess[a:b], noisy)
+                       noise, noise_power, top, neighbors, weights[q], grad[a:b], hess[a:b], noisy, bias,
+                       fa[lo:hi], fb[lo:hi], ca[lo:hi], cb[lo:hi])

@@ -15,7 +15,9 @@ from .. import _registry as reg
 from .._config import ENGINE_FLOAT
 from .._openmp import share_with_xgboost
 from .._threads import numba_threads
-from ..checks import check_finite, check_k, check_n_threads, check_options, check_training_data
+from .._kernels.position_bias import additive_newton, shifted_scores
+from ..checks import (check_bias, check_finite, check_k, check_n_threads, check_options, check_positions,
+                      check_training_data, positions_in_query)
 from ..plrank import check_plrank_options
 from ..yetirank import check_yetirank_options
 from .presets import BACKENDS
@@ -39,10 +41,10 @@ class CostWarning(RuntimeWarning):
 
 #: longest query (documents) above which the exact back end warns that every pair of the full list is
 #: formed: at 2,000 documents a query costs ~2 M pairs a round, where LightGBM's lambdarank (30 pairs
-#: deep) costs ~25 ms per 20,000 rows (docs/reproducing.md, "Long queries")
+#: deep) costs ~25 ms per 20,000 rows (docs/reproducing/long-lists.md, "Long queries")
 COST_WARNING_DOCS = 2000
 #: ns per pair of the full-list ΔNDCG loop at one thread, for the warning's estimate: 10–15 ns
-#: measured at 1,000–20,000 documents a query (docs/reproducing.md, "Long queries")
+#: measured at 1,000–20,000 documents a query (docs/reproducing/long-lists.md, "Long queries")
 NS_PER_PAIR = 15.0
 
 
@@ -68,7 +70,7 @@ def full_list_cost(obj, ptr):
             f"round forms every pair of each query, {n_pairs:,} pairs over this data set: about "
             f"{n_pairs * NS_PER_PAIR * 1e-9:.2g} s per round at one thread (~{NS_PER_PAIR:g} ns a pair). Pass a "
             "cut-off k (e.g. k=10: O(n·k) a query) or pair_method='mean' with num_pair_per_sample=m (m sampled "
-            "partners a document, O(n·m), unbiased for the full-list lambdas); docs/reproducing.md has the "
+            "partners a document, O(n·m), unbiased for the full-list lambdas); docs/reproducing/long-lists.md has the "
             "measured costs")
 
 
@@ -80,6 +82,17 @@ class _Once:
 
     def __init__(self):
         self.done = False
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+class _Shared(dict):
+    """What an objective shares with its copies (``lgb.train`` deep-copies the objective with its params): the
+    fitted position-bias state, readable on the object the user holds."""
 
     def __copy__(self):
         return self
@@ -103,7 +116,8 @@ class LambdaObjective:
     _threshold_from = ""
 
     def __init__(self, metric="ndcg", k=None, sigma=1.0, preset=None, n_threads=None,
-                 check_hessian=True, **kernel_options):
+                 check_hessian=True, *, bias=None, propensities=None, bias_norm=None,
+                 position_bias_regularization=None, positions=None, learning_rate=None, **kernel_options):
         if preset not in BACKENDS:
             raise ValueError(f"preset must be one of {tuple(BACKENDS)}, got {preset!r}")
         # "ndcg@10" works as it does everywhere else; the registry says which metrics each preset has
@@ -130,7 +144,9 @@ class LambdaObjective:
         if self.metric == "plrank":
             check_plrank_options(self.k, **kernel_options)
         self.kernel_options = dict(kernel_options)
+        self._set_bias(bias, propensities, bias_norm, position_bias_regularization, positions, learning_rate)
         self._cost_warned = _Once()
+        self._fitted = _Shared()
         self._slots = {}
         self.n_calls = 0
         #: the boosting round of the next engine call (preset="xgboost", pair_method="mean" draws by it): 0
@@ -149,12 +165,76 @@ class LambdaObjective:
         if "xgboost" in sys.modules:
             share_with_xgboost(self._engine or "XGBoost")
         try:
-            self.gradients(np.zeros(2), np.zeros(2), np.array([0, 2]))
+            self.gradients(np.zeros(2), np.zeros(2), np.array([0, 2]),
+                           positions=None if self.bias is None else np.arange(2))
         except ValueError as exc:
             raise ValueError(f"{type(self).__name__}({self.metric!r}): {exc}") from None
         finally:
             self.n_calls = 0
             self._slots = {}
+
+    # -- position bias (bias=) ----------------------------------------------------------------------
+    #: which ``bias=`` ways each back end has: ``"additive"`` wraps any back end (gradients at
+    #: ``score + b[position]``, then LightGBM's Newton step); ``"pairwise"`` / ``"ips"`` live in a pair loop
+    _BIAS_BY_PRESET = {None: ("ips", "pairwise", "additive"), "xgboost": ("pairwise", "additive"),
+                       "lightgbm": ("additive",), "catboost": ("additive",)}
+
+    def _set_bias(self, bias, propensities, bias_norm, position_bias_regularization, positions, learning_rate):
+        self.bias, opts = check_bias(bias, propensities, bias_norm, position_bias_regularization)
+        self.propensities = opts.get("propensities")
+        self.bias_norm = opts.get("bias_norm")
+        self.position_bias_regularization = opts.get("position_bias_regularization")
+        if self.bias is None and positions is not None:
+            raise ValueError("positions= is read only with bias= ('ips', 'pairwise' or 'additive'); pass bias or "
+                             "drop positions")
+        if learning_rate is not None and self.bias != "additive":
+            raise ValueError("learning_rate= is the step of bias='additive''s position-bias update; pass "
+                             "bias='additive' or drop learning_rate")
+        if learning_rate is not None and (isinstance(learning_rate, bool) or not np.isfinite(learning_rate)
+                                          or learning_rate <= 0):
+            raise ValueError(f"learning_rate must be a finite number > 0, got {learning_rate!r}")
+        self.learning_rate = None if learning_rate is None else float(learning_rate)
+        self.positions = None if positions is None else np.array(positions)  # a copy: checked per data set
+        if self.bias is None:
+            return
+        if self.bias not in self._BIAS_BY_PRESET[self.preset]:
+            raise ValueError(f"preset={self.preset!r} has bias= {self._BIAS_BY_PRESET[self.preset]} (the engine's "
+                             f"own debiasing, or the additive model that wraps any back end), not {self.bias!r}; "
+                             "use preset=None for every bias= way")
+        if self.bias in ("ips", "pairwise") and self.preset is None:
+            row = reg.REGISTRY.get(self.metric) if isinstance(self.metric, str) else None
+            if row is None or not (row.lambdas or row.name == "yetirank"):
+                raise ValueError(f"bias={self.bias!r} weights the pairs of a pair loop, so it needs one of "
+                                 f"{reg.names('lambdas') + ('yetirank',)}, not {self.metric!r}; bias='additive' "
+                                 "works with any objective")
+
+    def _positions(self, ptr, positions):
+        """The checked display position of every row: ``positions`` (the engine's data set's, or
+        :meth:`gradients`'), else this objective's ``positions=``, else each row's index inside its query."""
+        if positions is None:
+            positions = self.positions
+        name = "positions"
+        if positions is None:
+            positions, name = positions_in_query(ptr), "positions (each row's index in its query)"
+        n_pos = None if self.propensities is None else self.propensities.shape[0]
+        return check_positions(positions, ptr, name=name, n_positions=n_pos)
+
+    def _prepare_bias(self, st, positions, learning_rate):
+        pos = self._positions(st["ptr"], positions)
+        st["pos"] = pos
+        if self.bias == "additive":
+            lr = self.learning_rate
+            if learning_rate is not None and lr is not None and lr != learning_rate:
+                raise ValueError(f"learning_rate={lr!r} of the objective and the engine's learning_rate="
+                                 f"{learning_rate!r} disagree: the position-bias step must use the engine's")
+            lr = lr if lr is not None else learning_rate
+            if lr is None:
+                raise ValueError(f"bias='additive' takes one Newton step on the position biases per round, scaled "
+                                 f"by the learning rate, which {self._engine} does not tell a custom objective: "
+                                 "pass learning_rate= (the engine's eta / learning_rate)")
+            st["bias_lr"] = float(lr)
+            st["b"] = np.zeros(int(pos.max(initial=0)) + 1, dtype=np.float32)  # LightGBM's label_t
+            st["shifted"] = np.zeros(st["n"], dtype=np.float64)
 
     # -- data-set cache -------------------------------------------------------------------------
     # One slot per calling thread: Dask's in-process workers (and LightGBM's sklearn wrapper on
@@ -162,7 +242,7 @@ class LambdaObjective:
     def _slot(self):
         return self._slots.setdefault(threading.get_ident(), [None, None])
 
-    def _state(self, data, labels, group_ptr, weights, hess_threshold):
+    def _state(self, data, labels, group_ptr, weights, hess_threshold, positions=None, learning_rate=None):
         """The prepared state for ``data``, rebuilt whenever its labels, groups or weights change.
 
         Engines let users call ``set_label`` / ``set_weight`` / ``set_group`` between rounds, and
@@ -174,13 +254,15 @@ class LambdaObjective:
         ptr = np.asarray(group_ptr)
         w = None if weights is None or len(weights) == 0 else np.asarray(weights)
         ref, st = self._slot()
+        pos = None if positions is None else np.asarray(positions)
         if st is not None and ref is not None and ref() is data:
-            old_y, old_ptr, old_w = st["key"]
+            old_y, old_ptr, old_w, old_pos = st["key"]
             if (np.array_equal(old_y, labels) and np.array_equal(old_ptr, ptr)
-                    and (old_w is None) == (w is None) and (w is None or np.array_equal(old_w, w))):
+                    and (old_w is None) == (w is None) and (w is None or np.array_equal(old_w, w))
+                    and (old_pos is None) == (pos is None) and (pos is None or np.array_equal(old_pos, pos))):
                 return st
-        st = self._prepare(labels, ptr, w, hess_threshold)
-        st["key"] = (labels.copy(), ptr.copy(), None if w is None else w.copy())
+        st = self._prepare(labels, ptr, w, hess_threshold, positions=pos, learning_rate=learning_rate)
+        st["key"] = (labels.copy(), ptr.copy(), None if w is None else w.copy(), None if pos is None else pos.copy())
         self._remember(data, st)
         return st
 
@@ -198,8 +280,9 @@ class LambdaObjective:
         state["_slots"] = {}
         return state
 
-    def _prepare(self, labels, group_ptr, weights, hess_threshold, from_engine=True):
-        """Validate the data set once (labels, groups, weights) and allocate every buffer."""
+    def _prepare(self, labels, group_ptr, weights, hess_threshold, from_engine=True, positions=None,
+                 learning_rate=None):
+        """Validate the data set once (labels, groups, weights, display positions) and allocate every buffer."""
         lab, ptr, weights = check_training_data(
             labels, group_ptr, weights, weights_per=self._weights_per,
             limit=self._stored_inf[0] if from_engine else np.inf, engine=self._engine if from_engine else "")
@@ -207,6 +290,8 @@ class LambdaObjective:
         st = {"n": n, "ptr": ptr, "labels": lab,
               "grad": np.zeros(n, ENGINE_FLOAT), "hess": np.zeros(n, ENGINE_FLOAT),
               "threshold": hess_threshold, "warned": False}
+        if self.bias is not None:
+            self._prepare_bias(st, positions, learning_rate)
         BACKENDS[self.preset].prepare(self, st, weights)
         if not self._cost_warned.done:  # once per objective, at the first data set that is expensive
             text = full_list_cost(self, ptr)
@@ -226,7 +311,14 @@ class LambdaObjective:
         else:  # preset="lightgbm" reproduces LightGBM's skip of a document scored -inf
             check_finite(scores, name, minus_inf=self.preset == "lightgbm")
         with numba_threads(self.n_threads):
-            g, h = BACKENDS[self.preset].compute(self, st, scores)
+            if self.bias == "additive":  # LightGBM's model: gradients at score + b[position], then b's step
+                shifted_scores(np.asarray(scores, dtype=np.float64), st["pos"], st["b"], st["shifted"])
+                g, h = BACKENDS[self.preset].compute(self, st, st["shifted"])
+                additive_newton(g, h, st["pos"], st["bias_lr"], self.position_bias_regularization, st["b"])
+            else:
+                g, h = BACKENDS[self.preset].compute(self, st, scores)
+        if name is None:
+            self._fitted_bias(st)
         self.n_calls += 1
         if name is None and not self._follow_engine:
             self.iteration += 1
@@ -281,19 +373,52 @@ class LambdaObjective:
             raise ValueError(text)
         warnings.warn(text, HessianWarning, stacklevel=4)
 
-    def gradients(self, scores, labels, group_ptr, weight=None):
+    def _fitted_bias(self, st):
+        """After an engine's round: the estimated bias state, readable as ``bias_factors_`` (``"pairwise"``:
+        ``(t⁺, t⁻)`` per position) or ``position_bias_`` (``"additive"``: ``b`` per position)."""
+        if self.bias == "pairwise" and "ti" in st:
+            self._fitted["bias_factors_"] = (st["ti"].copy(), st["tj"].copy())
+        elif self.bias == "additive":
+            self._fitted["position_bias_"] = st["b"].astype(np.float64)
+
+    def _fitted_value(self, name, bias):
+        if self.bias != bias:
+            raise AttributeError(f"{name} is the state of bias={bias!r}; this objective has bias={self.bias!r}")
+        if name not in self._fitted:
+            raise AttributeError(f"{name} is set by training (the engine's first call of the objective)")
+        return self._fitted[name]
+
+    @property
+    def bias_factors_(self):
+        """``(t_plus, t_minus)``: bias='pairwise''s per-position factors after the last round (float64; t⁺ at
+        the clicked/higher-labelled row's position, t⁻ at the other's; position 0 is 1 by construction)."""
+        return self._fitted_value("bias_factors_", "pairwise")
+
+    @property
+    def position_bias_(self):
+        """bias='additive''s ``b`` per display position (index = position) after the last round."""
+        return self._fitted_value("position_bias_", "additive")
+
+    def gradients(self, scores, labels, group_ptr, weight=None, positions=None):
         """Gradients and Hessians (float32 arrays) for ``scores`` outside any engine.
 
         ``weight`` is what the engine's data set would carry: per document for LightGBM, per
-        query for XGBoost (each engine's own ``weight=``).
+        query for XGBoost (each engine's own ``weight=``). ``positions`` (with ``bias=``): each row's
+        display position (default: this objective's ``positions=``, else the row's index in its query).
+        Each call starts from the initial bias state (``t⁺ = t⁻ = 1``, ``b = 0``): the first round's gradients.
         """
         if np.shape(scores) != np.shape(labels):
             raise ValueError(f"scores has shape {np.shape(scores)}, labels {np.shape(labels)}: one score per row")
-        st = self._prepare(labels, group_ptr, weight, 0.0, from_engine=False)
+        st = self._prepare(labels, group_ptr, weight, 0.0, from_engine=False, positions=positions,
+                           learning_rate=None if self.learning_rate is not None else 0.1)
         g, h = self._compute(st, scores, name="scores")
         return g.copy(), h.copy()
 
     def __repr__(self):
         opts = "".join(f", {k}={v!r}" for k, v in self.kernel_options.items())
+        if self.bias is not None:
+            opts += f", bias={self.bias!r}" + "".join(
+                f", {k}={getattr(self, k)!r}" for k in ("propensities", "bias_norm", "position_bias_regularization",
+                                                       "learning_rate") if getattr(self, k) is not None)
         return (f"{type(self).__name__}(metric={self.metric!r}, k={self.k!r}, sigma={self.sigma!r}, "
                 f"preset={self.preset!r}{opts})")

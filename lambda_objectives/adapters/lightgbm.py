@@ -5,12 +5,14 @@ LightGBM's sklearn wrapper counts parameters and passes ``group`` only to a 4-pa
 callable; ``__call__`` has four, the ``lgb.train`` path uses the first two.
 """
 
+import copy
+
 import numpy as np
 
 from .._compile import announces_compilation
 from .._optional import require
 from .._sklearn import EngineRanker, check_below, check_X, require_queries
-from ..checks import check_labels, check_sample_weight
+from ..checks import check_labels, check_positions, check_sample_weight
 from ..groups import sizes_to_ptr, split_qid_column
 from ._base import MISSING, LambdaObjective, eval_name
 from .eval_metrics import lightgbm_metric
@@ -31,6 +33,56 @@ def _lgb_hess_threshold(params):
         if params and key in params:
             return float(params[key])
     return 1e-3
+
+
+_LEARNING_RATE = ("learning_rate", "shrinkage_rate", "eta")
+
+
+def _lgb_learning_rate(params):
+    """LightGBM's ``learning_rate`` (or an alias) from the training parameters ``lgb.train`` copies onto the
+    Dataset; 0.1 (LightGBM's default) when none is given."""
+    for key in _LEARNING_RATE:
+        if params and key in params:
+            return float(params[key])
+    return 0.1
+
+
+def _lgb_positions(dataset):
+    """The Dataset's position ids, or ``None``. LightGBM keeps no display positions: it renumbers the values
+    given as ``position=`` 0, 1, 2, ... in order of first appearance (``Metadata::SetPosition``), and
+    ``get_position()`` returns those ids once the Dataset is constructed."""
+    get = getattr(dataset, "get_position", None)
+    pos = get() if get is not None else None
+    return None if pos is None or len(pos) == 0 else np.asarray(pos)
+
+
+def _first_appearance_ids(positions):
+    """``positions`` renumbered as LightGBM does: ids 0, 1, 2, ... in order of first appearance."""
+    values, first, inverse = np.unique(np.asarray(positions), return_index=True, return_inverse=True)
+    ids = np.empty(values.shape[0], dtype=np.int64)
+    ids[np.argsort(first, kind="stable")] = np.arange(values.shape[0])
+    return ids[inverse]
+
+
+def _engine_positions(obj, dataset):
+    """The positions an objective with ``bias=`` reads from a LightGBM Dataset (``None``: its own ``positions=``
+    or each row's index in its query). LightGBM's ids serve ``"additive"`` (one ``b`` per id, as the engine);
+    ``"ips"`` and ``"pairwise"`` index propensities / factors by the display rank, which the ids have lost."""
+    ids = _lgb_positions(dataset)
+    if ids is None:
+        return None
+    if obj.positions is not None:
+        if np.shape(obj.positions) != ids.shape or not np.array_equal(_first_appearance_ids(obj.positions), ids):
+            raise ValueError("the objective's positions= and the Dataset's position= disagree (LightGBM numbers "
+                             "positions in order of first appearance; the two are not the same positions): pass "
+                             "them once")
+        return None
+    if obj.bias != "additive":
+        raise ValueError(f"bias={obj.bias!r} needs each row's display rank, but LightGBM renumbers a Dataset's "
+                         "position= in order of first appearance (the values are lost once it is constructed): pass "
+                         f"positions= to {type(obj).__name__} (the same array), or use bias='additive', which "
+                         "needs the ids only")
+    return ids
 
 
 def check_whole_queries(dataset):
@@ -84,6 +136,29 @@ class LightGBMObjective(LambdaObjective):
         numba threads for the kernel (LightGBM's pool idles during the callback).
     check_hessian : bool or "raise"
         Warn (``True``) or raise when the Hessians cannot pass ``min_sum_hessian_in_leaf``.
+    bias : None or "ips" or "pairwise" or "additive"
+        Debias click labels by each row's display position (0-based): ``"ips"`` weights each pair by
+        ``1/propensities[position of its clicked row]`` (unbiased only for objectives linear in the labels:
+        DCG with linear gain; not NDCG's normaliser, ERR, AP or RR); ``"pairwise"`` is Unbiased LambdaMART
+        (Hu et al. 2019) with the paper's RankNet cost, its factors ``t⁺``/``t⁻`` re-estimated every round
+        (``bias_norm``, XGBoost's ``lambdarank_bias_norm``, default 1) and readable as :attr:`bias_factors_`;
+        ``"additive"`` is LightGBM's model ``score + b[position]`` (one Newton step on ``b`` a round, scaled by
+        the training ``learning_rate``, regularised by ``position_bias_regularization``, LightGBM's
+        ``lambdarank_position_bias_regularization``), ``b`` readable as :attr:`position_bias_`. Full definitions:
+        :func:`lambda_objectives.lambda_gradients`. ``preset=None`` has all three for every pair objective
+        (``"additive"`` for every objective); ``preset="lightgbm"`` has ``"additive"`` (native ``lambdarank``
+        with ``Dataset(position=)``, bit for bit), ``preset="xgboost"`` ``"pairwise"`` (its
+        ``lambdarank_unbiased``, bit for bit) and ``"additive"``.
+    propensities, bias_norm, position_bias_regularization, learning_rate
+        The options of the ``bias=`` way that reads each (an option without its way is an error).
+        ``learning_rate``: ``"additive"``'s step where the engine does not tell the objective its own
+        (``LGBMRanker``'s 4-argument call, XGBoost); ``lgb.train``'s is read from its params.
+    positions : array-like of int, optional
+        Each training row's display position (0-based rank); without it, ``Dataset(position=)``, else a row's
+        index inside its query (XGBoost's convention). LightGBM renumbers a Dataset's positions in order of
+        first appearance, so ``Dataset(position=)`` alone serves ``"additive"`` (``position_bias_`` then per
+        LightGBM id), while ``"ips"``/``"pairwise"`` need ``positions=`` (with both, they must agree). Checked
+        per data set: integers >= 0, one per row, each at most once per query.
     **kernel_options
         Passed to the kernel (``lambda_gradients`` keywords, or the preset options).
 
@@ -107,14 +182,30 @@ class LightGBMObjective(LambdaObjective):
                 raise ValueError("the LightGBM Dataset has no group: pass group=sizes to lgb.Dataset")
             if getattr(train_data, "_lo_whole_queries", None) is not True:
                 check_whole_queries(train_data)
+            params = getattr(train_data, "params", None)
+            self._check_engine_bias_params(params)
+            positions = _engine_positions(self, train_data) if self.bias is not None else None
             st = self._state(train_data, train_data.get_label(), bounds, train_data.get_weight(),
-                             _lgb_hess_threshold(getattr(train_data, "params", None)))
+                             _lgb_hess_threshold(params), positions=positions,
+                             learning_rate=_lgb_learning_rate(params) if self.bias == "additive" else None)
             return self._compute(st, preds, initial=train_data.get_init_score)
         y_true, y_pred = preds, train_data  # LGBMRanker path
         if group is None:
             raise ValueError("LGBMRanker passed no group to the objective: fit(..., group=sizes)")
+        # LGBMRanker does not tell the objective its learning_rate: bias='additive' needs learning_rate= here
         st = self._state(_SKLEARN_CALL, y_true, sizes_to_ptr(group, len(y_true)), weight, 1e-3)
         return self._compute(st, y_pred)
+
+    def _check_engine_bias_params(self, params):
+        """LightGBM hands a custom objective its parameters but applies none of lambdarank's: a
+        ``lambdarank_position_bias_regularization`` there that this objective does not use would be ignored."""
+        if not params:
+            return
+        for key in ("lambdarank_position_bias_regularization",):
+            if key in params and (self.bias != "additive" or float(params[key]) != self.position_bias_regularization):
+                raise ValueError(f"{key}={params[key]!r} in LightGBM's params is not applied to a custom objective: "
+                                 f"pass position_bias_regularization={params[key]!r} (with bias='additive') to "
+                                 f"{type(self).__name__} instead")
 
     #: explicit 4-argument form for ``LGBMRanker(objective=obj.sklearn)``
     def sklearn(self, y_true, y_pred, weight, group):
@@ -204,13 +295,16 @@ class LGBMLambdaRanker(EngineRanker):
 
     @announces_compilation("LGBMLambdaRanker")  # a line on stderr while numba compiles (first run only)
     def fit(self, X, y, group=None, qid=None, sample_weight=None, eval_set=None, eval_group=None, eval_qid=None,
-            eval_sample_weight=None, callbacks=None):
+            eval_sample_weight=None, callbacks=None, position=None):
         """Train on ``X``, ``y`` and their queries (``group`` sizes, ``qid``, or a qid column of X).
 
         ``eval_set`` is a list of ``(X, y)`` with matching ``eval_group`` / ``eval_qid`` lists (or
         qid columns), ``eval_sample_weight`` a list of per-document weights (checked as
         ``sample_weight``); ``callbacks`` are passed to ``lgb.train`` after ours. With qid values
         (not ``group`` sizes) the training queries are recorded in ``train_queries_`` for :meth:`score`.
+        ``position``: each training row's 0-based display position, read by an objective with ``bias=``
+        (``LightGBMObjective(..., bias="additive")`` etc.), which is copied with these positions (not put in
+        the Dataset, where LightGBM would renumber them), never modified.
         """
         lgb = require("lightgbm")
 
@@ -229,6 +323,13 @@ class LGBMLambdaRanker(EngineRanker):
         if self.early_stopping_rounds is not None and not eval_set:
             raise ValueError("early_stopping_rounds needs an eval_set to watch (fit(..., eval_set=[(X_val, y_val)], "
                              "eval_qid=[qid_val]))")
+        if position is not None:
+            if obj.bias is None:
+                raise ValueError("LGBMLambdaRanker.fit: position= is read by an objective with bias= (pass "
+                                 "objective=LightGBMObjective(metric, bias='ips'|'pairwise'|'additive', ...))")
+            # on a copy of the objective, not the Dataset: LightGBM would renumber the positions
+            obj = copy.copy(obj)
+            obj.positions = check_positions(position, ptr, name="position")
         dtrain = self._dataset(lgb, X, y, ptr, sample_weight, "LGBMLambdaRanker.fit")
         valid, valid_names = [], []
         for i, (Xe, ye) in enumerate(eval_set or []):

@@ -34,13 +34,14 @@ import numpy as np
 from .._config import ENGINE_FLOAT, FLOAT
 from .._kernels import lightgbm as lgb_kernels
 from .._kernels import xgboost as xgb_kernels
+from .._kernels.position_bias import update_bias_factors
 from .._kernels.ranking import discount_table, document_gains, gain_table
 from .._registry import REGISTRY
 from .._kernels import xendcg as xendcg_kernels
 from ..catboost_gradients import _check_options as check_catboost_options
 from ..catboost_gradients import catboost_lambdamart_gradients
 from ..checks import kernel_array
-from ..lambdas import lambda_gradients
+from ..lambdas import bias_arrays, bias_update, lambda_gradients
 from ..xendcg import xendcg_gradients
 from ..plrank import plrank_gradients
 from ..yetirank import yetirank_gradients
@@ -91,19 +92,34 @@ def _compute_exact(obj, st, scores):
         g64[:], h64[:] = xendcg_gradients(s, st["labels"], st["ptr"], gammas=st["rng"].random(st["n"]),
                                           n_threads=obj.n_threads)
     elif obj.metric == "yetirank":
+        arrays = None
+        if obj.bias in ("ips", "pairwise"):  # each drawn pair's weight times its position-bias factors
+            arrays, factors = bias_arrays(obj.bias, {"propensities": obj.propensities}, st["pos"], st.get("factors"))
         yetirank_gradients(s, st["labels"], st["ptr"], iteration=st["round"], out=(g64, h64), n_threads=obj.n_threads,
-                           **st["yetirank"])
+                           _bias=arrays, **st["yetirank"])
         st["round"] += 1
+        if obj.bias == "pairwise":
+            st["factors"] = bias_update(arrays, factors, st["pos"], obj.bias_norm)
+            st["ti"], st["tj"] = st["factors"]
     elif obj.metric == "plrank":
         plrank_gradients(s, st["labels"], st["ptr"], k=obj.k, iteration=st["round"], out=(g64, h64),
                          n_threads=obj.n_threads, **obj.kernel_options)
-    elif "round" in st:  # sampled pairs: fresh draws every round
-        lambda_gradients(s, st["labels"], st["ptr"], obj.metric, obj.k, obj.sigma, iteration=st["round"],
-                         out=(g64, h64), n_threads=obj.n_threads, **_exact_options(obj, st))
-        st["round"] += 1
     else:
-        lambda_gradients(s, st["labels"], st["ptr"], obj.metric, obj.k, obj.sigma,
-                         out=(g64, h64), n_threads=obj.n_threads, **_exact_options(obj, st))
+        opts = _exact_options(obj, st)
+        if "round" in st:  # sampled pairs: fresh draws every round
+            opts = dict(opts, iteration=st["round"])
+            st["round"] += 1
+        if obj.bias in ("ips", "pairwise"):  # the pair loop's factors; "additive" wraps every back end (_base)
+            res = lambda_gradients(s, st["labels"], st["ptr"], obj.metric, obj.k, obj.sigma, out=(g64, h64),
+                                   n_threads=obj.n_threads, bias=obj.bias, positions=st["pos"],
+                                   propensities=obj.propensities, bias_norm=obj.bias_norm,
+                                   bias_state=st.get("factors"), **opts)
+            if obj.bias == "pairwise":
+                st["factors"] = res[-1]  # this round's pass re-estimated t+/t- for the next one
+                st["ti"], st["tj"] = st["factors"]
+        else:
+            lambda_gradients(s, st["labels"], st["ptr"], obj.metric, obj.k, obj.sigma,
+                             out=(g64, h64), n_threads=obj.n_threads, **opts)
     if st["doc_w"] is not None:
         np.multiply(g64, st["doc_w"], out=g64)
         np.multiply(h64, st["doc_w"], out=h64)
@@ -150,12 +166,24 @@ def _compute_lightgbm(obj, st, scores):
     return st["grad"], st["hess"]
 
 
+#: LightGBM's rank_xendcg computes 2**label exactly for labels below this (see _prepare_lgb_xendcg)
+LGB_XENDCG_LABELS = 32
+
+
 def _prepare_lgb_xendcg(obj, st, weights):
     """LightGBM's ``rank_xendcg``: one generator per query, ``Random(objective_seed + q)``, that
     advances across rounds (so the objective must see every round once, as the engine does)."""
     if weights is not None:
         raise ValueError("LightGBM's rank_xendcg ignores weights, so preset='lightgbm' with 'xendcg' takes none; "
                          "use preset=None for weighted XE-NDCG")
+    lab = st["labels"]
+    if lab.size and lab.max() >= LGB_XENDCG_LABELS:
+        # Common::Pow(2, int(label)) squares a 32-bit int: from 32 on it overflows in C++ (undefined
+        # behaviour), so LightGBM's gradients there are not 2**label's and there is nothing to reproduce
+        i = int(np.argmax(lab >= LGB_XENDCG_LABELS))
+        raise ValueError(f"label {lab[i]:g} at row {i}: LightGBM's rank_xendcg computes 2**label in 32-bit "
+                         f"integers, which overflow for labels >= {LGB_XENDCG_LABELS}, so preset='lightgbm' takes "
+                         "labels below 32; use preset=None (the exact XE-NDCG) for larger labels")
     seed = obj.kernel_options.get("objective_seed", 5)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise ValueError(f"objective_seed must be an integer, got {seed!r}")
@@ -241,16 +269,31 @@ def _prepare_xgboost(obj, st, weights):
         xgb_kernels.xgb_inverse_idcg(gains, st["ptr"], k, disc, inv)
     # validated per query (checks.check_training_data)
     gw = np.ones(n_q, np.float32) if weights is None else kernel_array(weights, np.float32)
+    if obj.bias == "pairwise":
+        # the engine tracks MaxPositionSize() positions: k for topk, else min(largest query, 32)
+        n_track = pairs if method == "topk" else min(int(np.max(np.diff(st["ptr"]), initial=0)), 32)
+        st.update(ti=np.ones(n_track), tj=np.ones(n_track), li=np.zeros(st["n"]), lj=np.zeros(st["n"]),
+                  bias_reg=1.0 / (1.0 + obj.bias_norm))
     st.update(pair_method=method, pairs=pairs, labels32=y32, gains=gains, discount=disc, kk=k, inv=inv, exp_gain=exp_gain, group_w=gw,
               w_norm=np.float32(float(n_q) / float(np.sum(gw.astype(np.float64)))),
               n_rel=np.zeros(st["n"], FLOAT), acc=np.zeros(st["n"], FLOAT),
               metric_code=REGISTRY[obj.metric].code, preds32=np.zeros(st["n"], np.float32))
 
 
+_NO_BIAS = (np.zeros(0, np.int64), np.ones(0), np.ones(0), np.zeros(0), np.zeros(0))
+
+
 def _compute_xgboost(obj, st, scores):
     p = st["preds32"]
     p[:] = scores  # the engine ranks by float32 margins
     o = obj.kernel_options
+    unbiased = "ti" in st
+    if unbiased:  # lambdarank_unbiased: this round's cost sums start from 0
+        st["li"][:] = 0.0
+        st["lj"][:] = 0.0
+        bias = (st["pos"], st["ti"], st["tj"], st["li"], st["lj"])
+    else:
+        bias = _NO_BIAS
     if st["pair_method"] == "mean":
         n_q = st["ptr"].shape[0] - 1
         # the engine's uint32 arithmetic: (int32 iteration + offset) * n_groups, wrapped
@@ -258,12 +301,15 @@ def _compute_xgboost(obj, st, scores):
         xgb_kernels.xgb_lambdarank_mean(p, st["labels32"], st["gains"], st["discount"], st["ptr"], st["metric_code"],
                                         st["inv"], st["pairs"], np.uint64(seed0),
                                         bool(o.get("score_normalization", True)), bool(o.get("normalization", True)),
-                                        st["group_w"], st["w_norm"], st["n_rel"], st["acc"], st["grad"], st["hess"])
-        return st["grad"], st["hess"]
-    xgb_kernels.xgb_lambdarank(p, st["labels32"], st["gains"], st["discount"], st["ptr"], st["metric_code"],
-                               st["inv"], st["kk"], bool(o.get("score_normalization", True)),
-                               bool(o.get("normalization", True)), st["group_w"], st["w_norm"],
-                               st["n_rel"], st["acc"], st["grad"], st["hess"])
+                                        st["group_w"], st["w_norm"], st["n_rel"], st["acc"], unbiased, *bias,
+                                        st["grad"], st["hess"])
+    else:
+        xgb_kernels.xgb_lambdarank(p, st["labels32"], st["gains"], st["discount"], st["ptr"], st["metric_code"],
+                                   st["inv"], st["kk"], bool(o.get("score_normalization", True)),
+                                   bool(o.get("normalization", True)), st["group_w"], st["w_norm"],
+                                   st["n_rel"], st["acc"], unbiased, *bias, st["grad"], st["hess"])
+    if unbiased:  # after the pass: t⁺/t⁻ re-estimated for the next round (the engine's UpdatePositionBias)
+        update_bias_factors(st["li"], st["lj"], st["pos"], st["bias_reg"], st["ti"], st["tj"])
     return st["grad"], st["hess"]
 
 

@@ -1,6 +1,7 @@
 """XGBoost: :class:`XGBoostObjective` for ``xgb.train(obj=...)``, :class:`XGBLambdaRanker` (a
 scikit-learn estimator; ``xgb.XGBRanker`` rejects callables) and :func:`xgboost_early_stopping`."""
 
+import copy
 import json
 
 import numpy as np
@@ -10,7 +11,7 @@ from .._openmp import share_with_xgboost
 from .._compile import announces_compilation
 from .._optional import require
 from .._sklearn import SCATTERED, EngineRanker, TrainingQueries, check_below, check_X, require_queries
-from ..checks import check_labels, check_sample_weight
+from ..checks import check_labels, check_positions, check_sample_weight
 from ..groups import split_qid_column
 from ._base import LambdaObjective, eval_name as _eval_name
 from .eval_metrics import EvalMetric, XGBoostEval, xgboost_metric
@@ -21,7 +22,14 @@ __all__ = ["XGBoostObjective", "XGBLambdaRanker", "xgboost_early_stopping"]
 class XGBoostObjective(LambdaObjective):
     """A LambdaMART objective for ``xgb.train(params, dtrain, obj=obj)``.
 
-    Same parameters as :class:`LightGBMObjective`. Group boundaries come from
+    Same parameters as :class:`LightGBMObjective` (``bias=`` included: XGBoost has no position field, so
+    positions are ``positions=`` or each row's index inside its query, as XGBoost's own
+    ``lambdarank_unbiased``; ``bias="additive"`` needs ``learning_rate=``, XGBoost's ``eta``, which it does not
+    tell a custom objective). ``XGBoostObjective(metric, preset="xgboost", bias="pairwise")`` is XGBoost 3.2's
+    ``rank:ndcg`` / ``rank:map`` / ``rank:pairwise`` with ``lambdarank_unbiased=True`` bit for bit: the engine's
+    mirrored pair cost ``softplus(s_high − s_low)·Δ``, positions ``MaxPositionSize()`` (``k`` for topk, else
+    ``min(largest query, 32)``) tracked, λ and h divided only when both factors are ``>= 1e-16``, and
+    :attr:`bias_factors_` its saved ``ti+`` / ``tj-``. Group boundaries come from
     ``dtrain.get_uint_info('group_ptr')`` (cached per DMatrix); XGBoost's ranking weights are per
     query (``dtrain.get_weight()``) and multiply grad and hess (times ``n_groups/Σw`` under
     ``preset="xgboost"``). XGBoost passes float32 margins. With ``obj=`` XGBoost keeps
@@ -31,7 +39,7 @@ class XGBoostObjective(LambdaObjective):
     Under ``preset="xgboost"``, ``pair_method="mean"`` with ``num_pair_per_sample=m`` (XGBoost's
     ``lambdarank_pair_method`` / ``lambdarank_num_pair_per_sample``) draws the pairs XGBoost 3.0-3.3 draw
     on CPU (GCC/libstdc++ builds: the Linux wheels), which depend on the boosting round. XGBoost does not
-    tell a custom objective the round, so :attr:`iteration` counts it: 0 at construction, one more after
+    tell a custom objective the round, so ``iteration`` counts it: 0 at construction, one more after
     every engine call (not after :meth:`gradients`, which uses it as it stands). ``xgb.train`` numbers
     its rounds from 0 in *every* call, ``xgb_model=`` continuation included, and ``xgb.cv`` calls the
     objective once per fold: set ``obj.iteration = 0`` before each ``xgb.train``, or pass
@@ -61,7 +69,7 @@ class XGBoostObjective(LambdaObjective):
         return self._compute(st, predt, initial=dtrain.get_base_margin)
 
     def iteration_callback(self):
-        """An ``xgb.callback.TrainingCallback`` that sets :attr:`iteration` to the engine's own round
+        """An ``xgb.callback.TrainingCallback`` that sets ``iteration`` to the engine's own round
         number before each round (``callbacks=[obj.iteration_callback()]`` in ``xgb.train`` / ``xgb.cv``).
 
         ``pair_method="mean"`` then draws exactly what the native objective draws in every round: also
@@ -71,8 +79,9 @@ class XGBoostObjective(LambdaObjective):
         xgb = require("xgboost")
         return _iteration_sync(xgb)(self)
 
-    def _prepare(self, labels, group_ptr, weights, hess_threshold, from_engine=True):
-        st = super()._prepare(labels, group_ptr, weights, hess_threshold, from_engine)
+    def _prepare(self, labels, group_ptr, weights, hess_threshold, from_engine=True, positions=None,
+                 learning_rate=None):
+        st = super()._prepare(labels, group_ptr, weights, hess_threshold, from_engine, positions, learning_rate)
         # the exact back end (and YetiRank under preset="catboost", the same computation) takes row weights
         if (self.preset is None or self.metric == "yetirank") and st["doc_w"] is not None:
             # validated per query (checks.check_training_data)
@@ -268,7 +277,7 @@ class XGBLambdaRanker(EngineRanker):
 
     @announces_compilation("XGBLambdaRanker")  # a line on stderr while numba compiles (first run only)
     def fit(self, X, y, group=None, qid=None, sample_weight=None, eval_set=None, eval_group=None,
-            eval_qid=None, verbose=False):
+            eval_qid=None, verbose=False, position=None):
         """Train on rows already grouped by query (``group`` sizes, a sorted ``qid``, or a ``qid`` column of X).
 
         ``sample_weight`` is per query (XGBoost ranking convention): finite, non-negative, not all
@@ -279,6 +288,9 @@ class XGBLambdaRanker(EngineRanker):
         float32's largest value, where XGBoost's float32 copy becomes inf): ``ValueError`` naming the
         argument, the eval set and the row or query. An eval set given as a DataFrame must have the
         training frame's columns in its order.
+        ``position``: each training row's 0-based display position, read by an objective with ``bias=``
+        (default there: the row's index inside its query, XGBoost's convention); the objective is copied with
+        these positions, never modified.
         """
         xgb = require("xgboost")
 
@@ -300,6 +312,13 @@ class XGBLambdaRanker(EngineRanker):
         if self.early_stopping_rounds is not None and not eval_set:
             raise ValueError("early_stopping_rounds needs an eval_set to watch (fit(..., eval_set=[(X_val, y_val)], "
                              "eval_qid=[qid_val]))")
+        if position is not None:
+            if obj.bias is None:
+                raise ValueError("XGBLambdaRanker.fit: position= is read by an objective with bias= (pass "
+                                 "objective=XGBoostObjective(metric, bias='ips'|'pairwise'|'additive', ...))")
+            position = check_positions(position, ptr, name="position")
+            obj = copy.copy(obj)  # the caller's objective keeps its own positions
+            obj.positions = position
         evals = []
         for i, (Xe, ye) in enumerate(eval_set or []):
             where = f"XGBLambdaRanker.fit eval_set[{i}]"
@@ -317,6 +336,10 @@ class XGBLambdaRanker(EngineRanker):
                                        for i, (Xe, ye, pe) in enumerate(evals)]
         params = {"base_score": 0.0, "disable_default_eval_metric": 1, "min_child_weight": obj.min_child_weight}
         params.update(self._engine_params())
+        if obj.bias == "additive" and obj.learning_rate is None:
+            # the position biases' Newton step is scaled by the engine's learning rate (XGBoost's default 0.3)
+            obj = copy.copy(obj)
+            obj.learning_rate = float(params.get("learning_rate", params.get("eta", 0.3)))
         self.evals_result_ = {}
         obj.iteration = 0  # a new model: XGBoost numbers its rounds from 0 (pair_method="mean" draws by them)
         self.booster_ = xgb.train(params, dtrain, num_boost_round=self.n_estimators, obj=obj, evals=evals,
