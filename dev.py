@@ -9,17 +9,23 @@ with the extras each job needs (re-installing only when ``pyproject.toml`` chang
   objectives vs the reference trainer (SE and OLE), a table in ``results/demo/``. Installs the
   ``demo`` extra only (LightGBM, XGBoost's CPU-only wheel ``xgboost-cpu``, tqdm), or uses the test
   environment when that is already installed.
-* ``test``  - the test suite (``pytest``; it builds the documentation site strictly and checks two of
-  its pages in headless Chromium, ``tests/test_docsite.py``) and, alongside it, the pure-kernel tests again as plain
-  Python (``NUMBA_DISABLE_JIT=1``) and with numba bounds checking (``NUMBA_BOUNDSCHECK=1``), because
-  numba raises no IndexError or ZeroDivisionError of its own; the suite's output comes last.
+  Compiles the numba kernels first (``python -m lambda_objectives warmup``: a line per step, quick
+  when the cache is warm).
+* ``test``  - the warm-up (two processes), then the test suite (``pytest``; it builds the documentation
+  site strictly and checks two of its pages in headless Chromium, ``tests/test_docsite.py``); from the
+  start, beside both, the pure-kernel tests again with numba bounds checking (``NUMBA_BOUNDSCHECK=1``)
+  and as plain Python (``NUMBA_DISABLE_JIT=1``), because numba raises no IndexError or
+  ZeroDivisionError of its own. The suite's progress is shown as it runs (its whole output in
+  ``.test-logs/suite.log``, each kernel pass's in ``.test-logs/kernels-*.log``); its summary comes last.
 """
 
 import hashlib
 import os
+import re
 import subprocess
 import sys
-import tempfile
+import threading
+import time
 import venv
 from pathlib import Path
 
@@ -68,41 +74,129 @@ def ensure_env(extras):
     stamp.write_text(digest)
 
 
+def warmup():
+    """``python -m lambda_objectives warmup``: compile every kernel once (loads the cache when warm)."""
+    return _run([PY, "-m", "lambda_objectives", "warmup", "--jobs", "2"])
+
+
 def demo(args):
     ensure_env("demo")
+    warmup()  # a line per step: the first run's compilation is not a silent wait
     return _run([PY, "-m", "comparisons", "demo", *args])
+
+
+#: a line of pytest -q's progress as it is written: outcome letters, then the "[ 12%]" counter
+_PROGRESS = re.compile(r"[.FEsxXp]*(?: +(?:\[ *\d*%?\]?)?)?")
+LOGS = ROOT / ".test-logs"
+
+
+class _Suite(threading.Thread):
+    """Reads the main suite's output: every byte to its log; progress lines (pytest -q's letters and
+    ``[ NN%]``) echoed to this terminal as they come; from the first other line on (warnings,
+    failures, the summary) everything held back for :meth:`finish`, so the suite's summary line is
+    the last line printed whatever the kernel passes print meanwhile."""
+
+    def __init__(self, proc, log):
+        super().__init__(daemon=True)
+        self.proc, self.log, self.held, self.line, self.holding = proc, log, [], "", False
+
+    def run(self):
+        for chunk in iter(lambda: self.proc.stdout.read1(4096), b""):
+            self.log.write(chunk)
+            self.log.flush()
+            self._echo(chunk.decode("utf-8", "replace"))
+
+    def _echo(self, text):
+        for ch in text:
+            self.line += ch
+            if self.holding:
+                if ch == "\n":
+                    self.held.append(self.line)
+                    self.line = ""
+            elif ch == "\n" or _PROGRESS.fullmatch(self.line):
+                with _OUT:
+                    sys.stdout.write(ch)
+                    sys.stdout.flush()
+                if ch == "\n":
+                    self.line = ""
+            else:  # the summary begins: hold it from the start of its line
+                self.holding = True
+                if len(self.line) > 1:  # a partial line was echoed: end it
+                    _print("")
+
+    def finish(self):
+        self.join()
+        with _OUT:
+            sys.stdout.write("".join(self.held) + self.line)
+            sys.stdout.flush()
+
+
+_OUT = threading.Lock()
+
+
+def _print(text):
+    with _OUT:
+        print(text, flush=True)
+
+
+def _kernel_pass(name, env, log_path):
+    """One ``-m kernel`` pass with its output in ``log_path``: one line here (its whole log on failure)."""
+    cmd = [PY, "-m", "pytest", "-q", "-m", "kernel", "-p", "no:cacheprovider"]
+    _print(f"+ {name} {' '.join(str(c) for c in cmd)} > {log_path}")
+    t = time.time()
+    with open(log_path, "w", encoding="utf-8") as log:
+        code = subprocess.call([str(c) for c in cmd], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    lines = log_path.read_text(encoding="utf-8", errors="replace").splitlines()
+    last = lines[-1] if lines else "(no output)"
+    _print(f"{name} kernel pass: {'ok' if code == 0 else f'FAILED (exit {code})'}: {last.strip('= ')} "
+           f"[{time.time() - t:.0f} s wall]")
+    if code != 0:
+        _print("\n".join(lines))
+    return code
 
 
 def test(args):
     ensure_env("test")
     env = dict(os.environ)
-    # -rs: every skipped test says why (e.g. the real LETOR data is absent). The full suite runs in
-    # the background while the kernel passes below run in the foreground: on 2 cores the three
-    # mostly single-threaded numba compilations overlap (CI 22 -> ~17 minutes). Its output is held
-    # back and printed last, whole, so its pytest summary is the last line CI reads.
+    LOGS.mkdir(exist_ok=True)
+    # The kernel passes start at once, beside everything else: numba raises no IndexError or
+    # ZeroDivisionError of its own, so the kernels run bounds-checked (their own cache: other machine
+    # code, compiled while the warm-up compiles), then as plain Python (nothing to compile).
+    side = {}
+
+    def kernel_passes():
+        bounds = dict(env, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(ROOT / ".numba_boundscheck_cache"))
+        side["bounds"] = _kernel_pass("NUMBA_BOUNDSCHECK=1", bounds, LOGS / "kernels-boundscheck.log")
+        side["nojit"] = _kernel_pass("NUMBA_DISABLE_JIT=1", dict(env, NUMBA_DISABLE_JIT="1"), LOGS / "kernels-nojit.log")
+
+    passes = threading.Thread(target=kernel_passes, daemon=True)
+    passes.start()
+    # Every kernel compiled first, in two processes (numba compiles on one core): the suite then loads
+    # the cache instead of compiling kernels one after the other inside its tests (a line per step here).
+    rc_warm = warmup()
+    # -rs: every skipped test says why (e.g. the real LETOR data is absent). The suite starts when the
+    # warm-up ends, the kernel passes still running beside it. Its progress is shown as it comes, its
+    # whole output is in .test-logs/suite.log, and everything after its progress (warnings, failures,
+    # the summary) is printed last, so its pytest summary is the last line CI reads.
     suite = [PY, "-m", "pytest", "-q", "-rs", *args]
-    print("+", " ".join(str(c) for c in suite), "(in the background; its output follows the kernel passes)", flush=True)
-    with tempfile.TemporaryFile("w+", encoding="utf-8") as log:
-        proc = subprocess.Popen([str(c) for c in suite], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    suite_log = LOGS / "suite.log"
+    _print("+ " + " ".join(str(c) for c in suite) + f"  (the main suite: progress below, everything in {suite_log})")
+    with open(suite_log, "wb") as log:
+        proc = subprocess.Popen([str(c) for c in suite], cwd=ROOT, env=dict(env, PYTHONUNBUFFERED="1"),
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        reader = _Suite(proc, log)
+        reader.start()
         try:
-            # Kernels must stay valid Python and in bounds: numba itself checks neither.
-            nojit = dict(env, NUMBA_DISABLE_JIT="1")
-            rc_nojit = _run([PY, "-m", "pytest", "-q", "-m", "kernel", "-p", "no:cacheprovider"], env=nojit)
-            bounds = dict(env, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(ROOT / ".numba_boundscheck_cache"))
-            rc_bounds = _run([PY, "-m", "pytest", "-q", "-m", "kernel", "-p", "no:cacheprovider"], env=bounds)
-            for name, code in (("NUMBA_DISABLE_JIT=1 kernel pass", rc_nojit),
-                               ("NUMBA_BOUNDSCHECK=1 kernel pass", rc_bounds)):
-                print(f"{name}: {'ok' if code == 0 else f'FAILED (exit {code})'}", flush=True)
-            print("waiting for the full suite", flush=True)
+            passes.join()
+            _print("waiting for the main suite")
             rc = proc.wait()
         finally:
             if proc.poll() is None:  # interrupted: do not leave the suite running
                 proc.kill()
                 proc.wait()
-        log.seek(0)
-        sys.stdout.write(log.read())
-        sys.stdout.flush()
-    return rc or rc_nojit or rc_bounds
+        reader.finish()
+    failed = [code for code in (side.get("bounds", 1), side.get("nojit", 1), rc_warm) if code]
+    return rc or (failed[0] if failed else 0)
 
 
 def main(argv=None):

@@ -123,11 +123,16 @@ def dataset_name(data):
 
 def run_command(module, args):
     """``module.run(args)``; a failure of the run store, the output folder (``--out``) or a worker
-    process ends in one line on stderr naming the path and what to do, and exit code 1 (no traceback)."""
+    process ends in one line on stderr naming the path and what to do, and exit code 1 (no traceback).
+    While it runs, a line on stderr says when numba compiles (first run only; worker processes say their
+    own), ended before that one line, which stays the last."""
+    from lambda_objectives._core.compile import compile_notice
+
     from .runstore import RunError
 
     try:
-        return module.run(args) or 0
+        with compile_notice("cli"):
+            return module.run(args) or 0
     except RunError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -75,11 +75,11 @@ def progress_bar(total, **kw):
     return tqdm(total=total, **kw)
 
 
-def log(message):
-    """One log line that does not break an active tqdm progress bar."""
+def log(message, file=None):
+    """One log line that does not break an active tqdm progress bar (on ``file``, default stdout)."""
     try:
         from tqdm import tqdm
     except ImportError:
-        print(message, flush=True)
+        print(message, file=file, flush=True)
         return
-    tqdm.write(str(message))
+    tqdm.write(str(message), file=file)

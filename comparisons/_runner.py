@@ -18,6 +18,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
 from ._machine import log, progress, progress_bar
+from ._progress import Cells, Heartbeat
 from .runstore import RunError
 
 
@@ -30,10 +31,19 @@ def run_isolated(func, *args, **kwargs):
     child's traceback attached.
     """
     with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return pool.submit(func, *args, **kwargs).result()
+        return pool.submit(_noticed, func, *args, **kwargs).result()
 
 
-def _run_batch(func, batch, args, store=None, meta=None):
+def _noticed(func, *args, **kwargs):
+    """``func(*args, **kwargs)`` saying on stderr when numba compiles (a child process's own line; in the
+    process of a command already saying so, nothing more)."""
+    from lambda_objectives._core.compile import compile_notice
+
+    with compile_notice("cli"):
+        return func(*args, **kwargs)
+
+
+def _run_batch(func, batch, args, store=None, meta=None, name=None):
     """``[(index, result)]`` of ``func`` on each ``(index, config)`` of ``batch`` in turn, and the
     exception that stopped it (``None`` when every config finished): results computed before a
     failure still reach the store.
@@ -42,10 +52,18 @@ def _run_batch(func, batch, args, store=None, meta=None):
     a batch can run for an hour, and a run stopped (or a worker killed) part-way through keeps
     every cell it finished instead of losing the whole batch.
     """
+    from lambda_objectives._core.compile import compile_notice
+
+    with compile_notice("cli"):  # a worker process says when it compiles
+        return _batch(func, batch, args, store, meta, name)
+
+
+def _batch(func, batch, args, store, meta, name):
     done = []
     for i, cfg in batch:
         try:
-            res = func(cfg, *args)
+            with Heartbeat(_cell_name(name, cfg)):  # a line every 30 s inside a long cell
+                res = func(cfg, *args)
         except Exception as exc:  # noqa: BLE001 - handed back to the parent, which raises it
             if hasattr(exc, "add_note"):  # the child's traceback would not survive pickling
                 exc.add_note(f"in the run of {cfg}:\n{traceback.format_exc()}")
@@ -57,6 +75,13 @@ def _run_batch(func, batch, args, store=None, meta=None):
                 return done, exc
         done.append((i, res))
     return done, None
+
+
+def _cell_name(name, cfg):
+    """The cell's name in progress lines: ``name(cfg)``, else its configuration's values."""
+    if name is not None:
+        return name(cfg)
+    return " ".join(str(v) for v in cfg.values() if isinstance(v, (str, int, float)))[:100]
 
 
 def _batches(mine, configs, batch_by):
@@ -71,7 +96,7 @@ def _batches(mine, configs, batch_by):
 
 
 def run_grid(configs, func, store, *, args=(), jobs=1, scheduler=None, force=False, desc="runs", meta=None,
-             on_result=None, poll_seconds=2.0, isolate=False, batch_by=None, refresh_seconds=60.0):
+             on_result=None, poll_seconds=2.0, isolate=False, batch_by=None, refresh_seconds=60.0, name=None):
     """Results ``[(config, result)]`` for every config, computing only what the store lacks.
 
     Parameters
@@ -97,6 +122,10 @@ def run_grid(configs, func, store, *, args=(), jobs=1, scheduler=None, force=Fal
         the other (each still stored as its own cell), so a process's start-up (imports, compiled
         kernels, a loaded fold) is paid once per batch, not once per cell. With ``isolate`` the
         key must keep engines that must not share a process apart. Dask runs ignore it.
+    name : callable, optional
+        ``name(config) -> str``: the cell in progress lines (:mod:`comparisons._progress`: a line per finished
+        cell, ``done/total`` and the time since the grid began, and inside a cell a line every 30 s);
+        default, the configuration's scalar values.
     refresh_seconds : float
         How often the locks of the cells this run computes are refreshed (another host takes a lock
         over after ``store.stale_seconds`` without refresh).
@@ -136,7 +165,10 @@ def run_grid(configs, func, store, *, args=(), jobs=1, scheduler=None, force=Fal
         log(f"{desc}: reused {reused} stored cell(s) computed with the same configuration, data files (SHA-256), "
             f"code and package versions; --force recomputes them")
 
+    cells = Cells(desc, len(mine) + len(waiting))
+
     def finished(i, res, saved=False):
+        cells.done(_cell_name(name, configs[i]))
         if not saved:
             store.save(configs[i], res, meta)
         store.release(configs[i])
@@ -172,12 +204,13 @@ def run_grid(configs, func, store, *, args=(), jobs=1, scheduler=None, force=Fal
                     if jobs <= 1 or (isolate and sys.version_info < (3, 11)):
                         call = run_isolated if isolate else (lambda f, *a: f(*a))
                         for batch in batches:
-                            collect(call(_run_batch, func, batch, args, store, meta))
+                            collect(call(_run_batch, func, batch, args, store, meta, name))
                     else:
                         ctx = multiprocessing.get_context("spawn")
                         once = {"max_tasks_per_child": 1} if isolate else {}
                         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, **once) as pool:
-                            futures = [pool.submit(_run_batch, func, batch, args, store, meta) for batch in batches]
+                            futures = [pool.submit(_run_batch, func, batch, args, store, meta, name)
+                                       for batch in batches]
                             for fut in as_completed(futures):
                                 collect(fut.result())
                 except BrokenProcessPool:
@@ -200,7 +233,8 @@ def run_grid(configs, func, store, *, args=(), jobs=1, scheduler=None, force=Fal
                     results[i] = res
                 elif store.claim(configs[i]):  # the other run died, or its lock went stale: compute it here
                     mine.append(i)
-                    finished(i, func(configs[i], *args))
+                    with Heartbeat(_cell_name(name, configs[i])):
+                        finished(i, func(configs[i], *args))
                 else:
                     time.sleep(poll_seconds)
     finally:

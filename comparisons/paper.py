@@ -33,6 +33,7 @@ import numpy as np
 from ._cli import convention_arg, csv_arg, dataset_name, folds_arg, int_at_least, positive_float, positive_int
 from ._data import DATA_HELP, FOLD_TABLE, load_fold, prepared_fold, resolve_data  # noqa: F401 (load_fold: re-exported)
 from ._machine import log, machine_record
+from ._progress import Heartbeat
 from ._runner import run_grid
 from ._stats import mde, paired_ci, t_half_width
 from .paper_tables import CITATION, PAPER_TABLES, PAPER_TEXT
@@ -64,8 +65,9 @@ def paper_counts(names=("yahoo", "mslr10k")):
 # ---------------------------------------------------------------------------------------------
 # one run
 # ---------------------------------------------------------------------------------------------
-#: seconds between two progress lines of one cell's rounds (the grid's bar advances per cell only)
-PROGRESS_SECONDS = 30.0
+#: seconds between two progress lines of one cell's rounds; None: ``COMPARISONS_PROGRESS_SECONDS`` or 30
+#: (:func:`comparisons._progress.progress_seconds`)
+PROGRESS_SECONDS = None
 
 
 def _cell_name(cfg):
@@ -75,27 +77,28 @@ def _cell_name(cfg):
 
 class _RoundProgress(io.TextIOBase):
     """Stands in for stdout while the reference trainer prints its ``[i] ...`` line per round
-    (``verbose=True``): one log line on the real stdout every :data:`PROGRESS_SECONDS`, naming the
-    cell and the round reached; the per-round lines themselves are dropped. ``stamps``: when each
-    round ended (tree and history included), for ``scale``."""
+    (``verbose=True``): the round reached goes to a :class:`comparisons._progress.Heartbeat` (a line
+    on the real stdout every :data:`PROGRESS_SECONDS`, naming the cell and the round); the per-round
+    lines themselves are dropped. ``stamps``: when each round ended (tree and history included), for
+    ``scale``. A context manager (the heartbeat's)."""
 
     def __init__(self, name, total):
-        self.name, self.total, self.out = name, total, sys.stdout
-        self.start = self.last = time.perf_counter()
+        self.beat = Heartbeat(name, total=total, every=PROGRESS_SECONDS)
         self.stamps = []
+
+    def __enter__(self):
+        self.beat.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self.beat.__exit__(*exc)
 
     def write(self, text):
         for line in text.splitlines():
             if not (line.startswith("[") and "]" in line):
                 continue
-            now = time.perf_counter()
-            self.stamps.append(now)
-            if now - self.last >= PROGRESS_SECONDS:
-                self.last = now
-                done = int(line[1:line.index("]")])
-                with contextlib.redirect_stdout(self.out):
-                    log(f"  {self.name}: round {done} of {self.total} ({100 * done / self.total:.0f} %), "
-                        f"{now - self.start:.0f} s")
+            self.stamps.append(time.perf_counter())
+            self.beat.round(int(line[1:line.index("]")]))
         return len(text)
 
 
@@ -112,9 +115,8 @@ def fit_cell(cfg):
     model = MARTRanker(objective=objective, metric="ndcg", k=cfg["k"], criterion=cfg["criterion"],
                        growth=cfg["growth"], num_leaves=cfg["leaves"], learning_rate=cfg["learning_rate"],
                        n_estimators=cfg["iterations"], random_state=cfg["seed"], n_threads=cfg["threads"])
-    progress = _RoundProgress(_cell_name(cfg), cfg["iterations"])
     t = time.perf_counter()
-    with contextlib.redirect_stdout(progress):
+    with _RoundProgress(_cell_name(cfg), cfg["iterations"]) as progress, contextlib.redirect_stdout(progress):
         model.fit(tr.X, tr.y, group=tr.group, eval_set=[(va.X, va.y, va.group), (te.X, te.y, te.group)],
                   history_metrics=MEASURES + EXTRA, history_options=opts, verbose=True, bin_mapper=bins,
                   history_loss="train")  # the grid reads the training loss; an eval set's would cost a gradient call
@@ -607,7 +609,8 @@ def run(args):
         log(f"done {_cell_name(cfg)}: final NDCG@10 {res['test_final']['ndcg@10']:.4f} ({res['seconds']:.1f} s)")
 
     results = run_grid(grid, one_run, store, jobs=args.jobs, scheduler=args.scheduler, force=args.force,
-                       desc="paper grid (cells)", meta={"machine": machine_record()}, on_result=finished)
+                       desc="paper grid (cells)", meta={"machine": machine_record()}, on_result=finished,
+                       name=_cell_name)
     out.mkdir(parents=True, exist_ok=True)
     summary = report(aggregate(results, args.select), args, out)  # prints the table
     print(summary["verdict"])

@@ -433,6 +433,11 @@ def verdicts(rows, engines, primary=PRIMARY):
 # ---------------------------------------------------------------------------------------------
 # command
 # ---------------------------------------------------------------------------------------------
+def cell_name(cfg):
+    """A cell in progress lines: data set, fold, engine, system, seed."""
+    return f"{cfg['data_label']} {cfg['fold']} {cfg['engine']} {cfg['system']} seed {cfg['seed']}"
+
+
 def add_arguments(p):
     p.add_argument("--data", nargs="*", default=[], help="data folders, each " + DATA_HELP.replace("a data folder: ", ""))
     p.add_argument("--synthetic", type=positive_int, default=None, metavar="N_QUERIES",
@@ -559,13 +564,13 @@ def run(a):
     t0 = time.perf_counter()
 
     def done(cfg, res):
-        log(f"done {cfg['data_label']} {cfg['fold']} {cfg['engine']} {cfg['system']} seed {cfg['seed']}: test "
+        log(f"done {cell_name(cfg)}: test "
             f"NDCG@10 {np.mean(res['test']['ndcg@10']):.4f} (vali {res['vali_ndcg@10']:.4f}, "
             f"iteration {res['best_iteration']} of {cfg['rounds']}, {res['seconds']:.0f} s)")
 
     results = run_grid(tasks, one_task, store, jobs=a.jobs, scheduler=a.scheduler, force=a.force, desc="quality",
                        meta={"machine": machine_record()}, on_result=done, isolate=True,
-                       batch_by=lambda c: (c["data"], c["fold"], c["engine"]))
+                       batch_by=lambda c: (c["data"], c["fold"], c["engine"]), name=cell_name)
     rows, power, cap = summarise(results, rounds=rounds, primary=a.primary)
     n_primary = sum(a.primary + " p" in r for r in rows)
     wall = time.perf_counter() - t0

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ._cli import folds_arg, positive_int
 from ._machine import log
+from ._progress import Cells, Heartbeat
 from ._runner import run_isolated
 
 SETTINGS = [
@@ -150,15 +151,18 @@ def run(a):
     width = max([6] + [len(fold) for fold, _ in ds.train_files])  # a pooled folder's rows name its file
     log(f"{'fold':{width}s} {'setting':38s} {'result':5s} details")
     rows = []
+    cells = Cells("validate", len(ds.train_files) * len(SETTINGS))
     for fold, path in ds.train_files:
         fold = fold.ljust(width)
         for engine, name, params in SETTINGS:
-            r = _probe(engine, params, path, a.queries, a.seed)
+            with Heartbeat(f"{fold.strip()} {name}"):  # a line every 30 s while a probe trains
+                r = _probe(engine, params, path, a.queries, a.seed)
             rows.append({"fold": fold.strip(), "engine": engine, "setting": name, **r})
             status = "error: " + r["error"] if "error" in r else ("PASS" if r["passed"] else "FAIL")
             log(f"{fold:6s} {name:38s} {status:5s} max_abs={r.get('max_abs', float('nan')):.3g} "
                 f"max_rel={r.get('max_rel', float('nan')):.3g} compared {r.get('n_compared', 0)} of "
                 f"{r.get('n_documents', '?')} documents")
+            cells.done()  # the row above names the cell
         rows += _catboost_rows(fold, path, a)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,7 @@ import numbers
 import numpy as np
 
 from ._core import deprecation
-from ._core.config import FLOAT
+from ._core.config import FLOAT, kernel_array
 from ._core.threads import check_n_threads
 from .data.groups import check_group_ptr
 
@@ -37,7 +37,7 @@ def _finite_1d(values, name, n_rows, verb, unit="row", fix=""):
         raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
     if n_rows is not None and arr.shape[0] != n_rows:
         raise ValueError(f"length mismatch: {name} has {arr.shape[0]} {unit}s, scores have {n_rows}")
-    arr = np.ascontiguousarray(arr, dtype=FLOAT)
+    arr = kernel_array(arr)
     bad = ~np.isfinite(arr)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -116,7 +116,7 @@ def check_query_weights(weights, n_queries, name="query_weights"):
     """Return per-query weights as float64 (``None`` stays ``None``): finite and non-negative."""
     if weights is None:
         return None
-    arr = np.ascontiguousarray(np.asarray(weights, dtype=FLOAT).ravel())
+    arr = kernel_array(np.asarray(weights, dtype=FLOAT).ravel())
     if arr.shape[0] != n_queries:
         raise ValueError(f"{name} has {arr.shape[0]} entries, expected one per query ({n_queries})")
     if not np.all(np.isfinite(arr)) or np.any(arr < 0):
@@ -161,7 +161,7 @@ def check_sample_weight(weight, n, group_ptr=None, per="row", name="sample_weigh
     if arr.shape[0] != n:
         what = "documents (rows)" if per == "row" else "queries (XGBoost ranking weights are per query)"
         raise ValueError(f"{name} has {arr.shape[0]} values, expected one per {per}: {n} {what}{fix}")
-    arr = np.ascontiguousarray(arr, dtype=FLOAT)
+    arr = kernel_array(arr)
     bad = ~np.isfinite(arr) | (arr < 0) | (arr >= limit)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])

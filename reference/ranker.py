@@ -10,6 +10,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
 from lambda_objectives import numba_threads
+from lambda_objectives._core.compile import announces_compilation
 from lambda_objectives.adapters._sklearn import TrainingQueries, check_scored_queries, check_X, require_queries
 from lambda_objectives.data.groups import split_qid_column
 
@@ -215,6 +216,7 @@ class MARTRanker(BaseEstimator):
                       pairs=self.criterion == "ole_exact" or self.leaf_hessian == "exact", positions=position,
                       learning_rate=self.learning_rate, **(self.kernel_options or {}))
 
+    @announces_compilation("MARTRanker")  # a line on stderr while numba compiles (first run only)
     def fit(self, X, y, group=None, qid=None, *, group_ptr=None, eval_set=None, eval_group=None,
             init_score=None, eval_init_score=None, early_stopping_rounds=None, eval_metric="ndcg@10",
             history_loss=True, history_metrics=HISTORY_METRICS, history_options=None, verbose=False, bin_mapper=None,

@@ -85,7 +85,10 @@ def find_best_split(hist, n_bins, feature_mask, G, H, N, H_exact, criterion, lam
         out_bin[f] = -1
         if not feature_mask[f]:
             continue
-        gain, b = best_bin(hist, n_bins, f, G, H, N, H_exact, criterion, lam, min_data, min_hess, pair_max, pair_min)
+        # np.int64(f): prange's index is unsigned, the grower's bounded search passes a Python int; one
+        # type, one compiled best_bin (issue #48: each argument type compiles the function again)
+        gain, b = best_bin(hist, n_bins, np.int64(f), G, H, N, H_exact, criterion, lam, min_data, min_hess, pair_max,
+                           pair_min)
         out_gain[f] = gain
         out_bin[f] = b
 

@@ -893,6 +893,87 @@ def test_dask_bad_input(name, i):
 
 
 # --------------------------------------------------------------------------------------------------
+# First use (issue #48): one specialisation per kernel, the compile notice, the warm-up, progress
+# --------------------------------------------------------------------------------------------------
+
+def _read_only(a):
+    a = np.array(a)
+    a.flags.writeable = False
+    return a
+
+
+FIRST_USE_INPUTS = {
+    "read-only": lambda s, y, p: (_read_only(s), _read_only(y), _read_only(p)),
+    "float32 and int32": lambda s, y, p: (s.astype(np.float32), y.astype(np.float32), p.astype(np.int32)),
+    "strided": lambda s, y, p: (np.repeat(s, 2)[::2], np.repeat(y, 2)[::2], p),
+    "int labels, uint64 pointer": lambda s, y, p: (s, y.astype(np.int64), p.astype(np.uint64)),
+}
+
+
+@pytest.mark.parametrize("kind", FIRST_USE_INPUTS)
+def test_normalised_inputs_give_the_same_bits_and_stay_untouched(kind):
+    s = np.array([0.5, -1.0, 2.0, 0.25, 0.0, 1.5], dtype=np.float32).astype(float)  # float32-exact scores
+    y, p = np.array([2.0, 0.0, 1.0, 0.0, 3.0, 1.0]), np.array([0, 3, 6])
+    args = FIRST_USE_INPUTS[kind](s, y, p)
+    before = [(np.array(a, copy=True), a.flags.writeable) for a in args]
+    for fn in (lambda *a: lo.lambda_gradients(*a, "ndcg"), lambda *a: lo.lambda_gradients(*a, "listmle"),
+               lambda *a: (lo.metric_values(*a, "ndcg@3"),),
+               lambda *a: lo.LightGBMObjective("ndcg", preset="lightgbm").gradients(*a)):
+        want, got = fn(s, y, p), fn(*args)
+        assert all(np.array_equal(w, g) for w, g in zip(want, got)), kind
+    for a, (copy, writeable) in zip(args, before):
+        assert np.array_equal(a, copy) and a.flags.writeable == writeable  # never mutated, flags as given
+
+
+@pytest.mark.parametrize("argv,pattern", [
+    ([], r"required: command"),
+    (["warm"], r"invalid choice"),
+    (["warmup", "--only", "nosuchstep"], r"no step starts with 'nosuchstep'"),
+    (["warmup", "--only", ""], r"no step starts with ''"),
+    (["warmup", "--only"], r"expected one argument"),
+    (["warmup", "--jobs", "0"], r"--jobs: expected an integer >= 1, got 0"),
+    (["warmup", "--jobs", "two"], r"--jobs: invalid int value: .two."),
+    (["warmup", "--bogus"], r"unrecognized arguments: --bogus"),
+])
+def test_warmup_cli_refuses_bad_arguments(argv, pattern, capsys):
+    from lambda_objectives.__main__ import main
+
+    assert main(argv) == 2
+    assert re.search(pattern, capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("kwargs,pattern", [
+    ({"jobs": 0}, r"jobs must be an integer >= 1"),
+    ({"jobs": True}, r"jobs must be an integer >= 1"),
+    ({"jobs": 1.5}, r"jobs must be an integer >= 1"),
+    ({"steps": "metrics"}, r"steps must be a list"),
+    ({"steps": ["nope"]}, r"no warm-up step starts with 'nope'"),
+    ({"steps": [None]}, r"no warm-up step starts with None"),
+])
+def test_warmup_function_refuses_bad_arguments(kwargs, pattern):
+    from lambda_objectives._warmup import warmup
+
+    expect_error(lambda: warmup(stream=io.StringIO(), **kwargs), pattern)
+
+
+def test_compile_notice_refuses_an_unknown_estimate():
+    from lambda_objectives._core.compile import compile_notice
+
+    with pytest.raises(ValueError, match=r"what must be one of .*'cli'.*got 'everything'"):
+        with compile_notice("everything"):
+            pass
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "nan", "inf", "soon", ""])
+def test_progress_interval_refuses_bad_values(value, monkeypatch):
+    from comparisons._progress import Heartbeat
+
+    monkeypatch.setenv("COMPARISONS_PROGRESS_SECONDS", value)
+    with pytest.raises(ValueError, match="COMPARISONS_PROGRESS_SECONDS must be a number of seconds > 0"):
+        Heartbeat("cell")
+
+
+# --------------------------------------------------------------------------------------------------
 # click simulation (issue #45): the kernel cases in its (labels, scores, group_ptr) order, then its options
 # --------------------------------------------------------------------------------------------------
 

@@ -17,3 +17,16 @@ PTR = np.int64
 #: Feature matrices from the loaders default to float32 (what LightGBM/XGBoost bin from),
 #: float64 on request.
 X_FLOAT = np.float32
+
+
+def kernel_array(values, dtype=FLOAT):
+    """``values`` as the one array type a kernel is compiled for: ``dtype``, C-contiguous, aligned and
+    writeable (the user's own array when it already is; a copy only when it is not).
+
+    numba compiles one specialisation per argument type, and the type holds the dtype, the layout
+    and the read-only flag: a read-only array (a pandas column under copy-on-write, ``np.broadcast_to``,
+    a memory-mapped file) would compile every kernel it reaches a second time (seconds to tens of
+    seconds each). The copy costs one pass over the array (8 bytes a row for float64), far below a
+    kernel call; the kernels never write their inputs, so a writeable input stays untouched.
+    """
+    return np.require(values, dtype=dtype, requirements="CAW")

@@ -16,7 +16,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .._core.config import FLOAT
+from .._core.config import FLOAT, kernel_array
 
 _INSERTION_MAX = 48  # below this an insertion sort beats argsort's negation copy and merge buffers
 #: above this many scores the radix sort beats numba's merge sort (2026-11-27, 2 cores, one thread,
@@ -245,7 +245,7 @@ def gain_table(kind="exp", label_gain=None, max_label=None):
     (default 31 grades above 0, LightGBM's default table).
     """
     if label_gain is not None:
-        g = np.ascontiguousarray(np.asarray(label_gain, dtype=FLOAT).ravel())
+        g = kernel_array(np.asarray(label_gain, dtype=FLOAT).ravel())  # a read-only table compiles nothing new
         if g.size == 0 or not np.all(np.isfinite(g)) or np.any(g < 0):
             raise ValueError("label_gain must be a non-empty table of finite, non-negative gains")
         return g

@@ -9,6 +9,7 @@ import copy
 
 import numpy as np
 
+from .._core.compile import announces_compilation
 from .._core.optional import require
 from ._sklearn import EngineRanker, check_below, check_X, require_queries
 from ..checks import check_labels, check_positions, check_sample_weight
@@ -292,6 +293,7 @@ class LGBMLambdaRanker(EngineRanker):
         return lgb.Dataset(X, y, group=np.diff(ptr), weight=weight, reference=reference,
                            params={"verbose": -1}, free_raw_data=False)
 
+    @announces_compilation("LGBMLambdaRanker")  # a line on stderr while numba compiles (first run only)
     def fit(self, X, y, group=None, qid=None, sample_weight=None, eval_set=None, eval_group=None, eval_qid=None,
             eval_sample_weight=None, callbacks=None, position=None):
         """Train on ``X``, ``y`` and their queries (``group`` sizes, ``qid``, or a qid column of X).

@@ -31,7 +31,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from .._core.config import ENGINE_FLOAT, FLOAT
+from .._core.config import ENGINE_FLOAT, FLOAT, kernel_array
 from .._kernels import lightgbm as lgb_kernels
 from .._kernels import xgboost as xgb_kernels
 from .._kernels.position_bias import update_bias_factors
@@ -155,17 +155,17 @@ def _prepare_lightgbm(obj, st, weights):
     st.update(label_gain=lg, kk=k, inv=inv, discount=disc, table=_sigmoid_table(obj.sigma),
               norm=bool(obj.kernel_options.get("norm", True)))
     st["doc_w"] = (np.zeros(1, ENGINE_FLOAT) if weights is None
-                   else np.ascontiguousarray(weights, dtype=ENGINE_FLOAT))
+                   else kernel_array(weights, ENGINE_FLOAT))
     st["use_w"] = weights is not None
 
 
 def _compute_lightgbm(obj, st, scores):
     if obj.metric == "xendcg":
-        xendcg_kernels.lgb_xendcg_driver(np.ascontiguousarray(scores, dtype=FLOAT), st["labels"], st["ptr"],
+        xendcg_kernels.lgb_xendcg_driver(kernel_array(scores), st["labels"], st["ptr"],
                                          st["states"], st["grad"], st["hess"])
         return st["grad"], st["hess"]
     table, tmin, tmax, factor = st["table"]
-    s = np.ascontiguousarray(scores, dtype=FLOAT)
+    s = kernel_array(scores)
     lgb_kernels.lgb_lambdarank(s, st["labels"], st["ptr"], st["label_gain"], st["discount"], st["inv"], st["kk"],
                                obj.sigma, st["norm"], table, tmin, tmax, factor, st["doc_w"], st["use_w"],
                                st["grad"], st["hess"])
@@ -274,7 +274,7 @@ def _prepare_xgboost(obj, st, weights):
     if obj.metric == "ndcg":
         xgb_kernels.xgb_inverse_idcg(gains, st["ptr"], k, disc, inv)
     # validated per query (checks.check_training_data)
-    gw = np.ones(n_q, np.float32) if weights is None else np.ascontiguousarray(weights, dtype=np.float32)
+    gw = np.ones(n_q, np.float32) if weights is None else kernel_array(weights, np.float32)
     if obj.bias == "pairwise":
         # the engine tracks MaxPositionSize() positions: k for topk, else min(largest query, 32)
         n_track = pairs if method == "topk" else min(int(np.max(np.diff(st["ptr"]), initial=0)), 32)

@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 
+from .._core.compile import announces_compilation
 from .._core.config import PTR
 from .._core.openmp import share_with_xgboost
 from .._core.optional import require
@@ -274,6 +275,7 @@ class XGBLambdaRanker(EngineRanker):
                  score_metric="ndcg@10", **xgb_params):
         super().__init__(objective, n_estimators, eval_metric, early_stopping_rounds, score_metric, **xgb_params)
 
+    @announces_compilation("XGBLambdaRanker")  # a line on stderr while numba compiles (first run only)
     def fit(self, X, y, group=None, qid=None, sample_weight=None, eval_set=None, eval_group=None,
             eval_qid=None, verbose=False, position=None):
         """Train on rows already grouped by query (``group`` sizes, a sorted ``qid``, or a ``qid`` column of X).

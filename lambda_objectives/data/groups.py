@@ -8,7 +8,7 @@
 
 import numpy as np
 
-from .._core.config import PTR
+from .._core.config import PTR, kernel_array
 
 
 def sizes_to_ptr(sizes, n_rows=None):
@@ -183,7 +183,7 @@ def check_group_ptr(group_ptr, n_rows, allow_empty_groups=False):
             arr = arr.astype(PTR)
         else:
             raise ValueError(f"group_ptr must hold integers, got dtype {arr.dtype}")
-    arr = np.ascontiguousarray(arr, dtype=PTR)
+    arr = kernel_array(arr, PTR)
     if arr[0] != 0:
         raise ValueError(f"group_ptr must start at 0, got {arr[0]}")
     if arr[-1] != n_rows:
