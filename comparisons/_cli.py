@@ -126,7 +126,7 @@ def run_command(module, args):
     process ends in one line on stderr naming the path and what to do, and exit code 1 (no traceback).
     While it runs, a line on stderr says when numba compiles (first run only; worker processes say their
     own), ended before that one line, which stays the last."""
-    from lambda_objectives._core.compile import compile_notice
+    from lambda_objectives._kernels.compile import compile_notice
 
     from .runstore import RunError
 

@@ -37,7 +37,7 @@ def run_isolated(func, *args, **kwargs):
 def _noticed(func, *args, **kwargs):
     """``func(*args, **kwargs)`` saying on stderr when numba compiles (a child process's own line; in the
     process of a command already saying so, nothing more)."""
-    from lambda_objectives._core.compile import compile_notice
+    from lambda_objectives._kernels.compile import compile_notice
 
     with compile_notice("cli"):
         return func(*args, **kwargs)
@@ -52,7 +52,7 @@ def _run_batch(func, batch, args, store=None, meta=None, name=None):
     a batch can run for an hour, and a run stopped (or a worker killed) part-way through keeps
     every cell it finished instead of losing the whole batch.
     """
-    from lambda_objectives._core.compile import compile_notice
+    from lambda_objectives._kernels.compile import compile_notice
 
     with compile_notice("cli"):  # a worker process says when it compiles
         return _batch(func, batch, args, store, meta, name)

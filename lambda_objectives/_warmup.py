@@ -1,26 +1,16 @@
 """The warm-up: every kernel a user can reach compiled once (``python -m lambda_objectives warmup``).
 
 It sits above the whole library and ``reference`` (it calls each of them once on a tiny data set), so
-nothing in the library imports it; the notice it prints is ``lambda_objectives._core.compile``'s.
+nothing in the library imports it; the notice it prints is ``lambda_objectives._kernels.compile``'s.
 """
 
 import os
 import sys
 import time
 
-from ._core.compile import _Notice, _state
+from numba.core import event
 
-
-def cache_location():
-    """Where numba caches this package's kernels: ``NUMBA_CACHE_DIR`` when set, else the ``__pycache__``
-    folder beside the sources when it is writable, else numba's user-wide folder (``~/.cache/numba`` on
-    Linux, ``$XDG_CACHE_HOME/numba`` when that is set); numba's own choice, read from a kernel's cache."""
-    from ._kernels.metric import metrics_driver
-
-    try:
-        return metrics_driver._cache._cache_path  # the locator numba chose (FunctionCache)
-    except AttributeError:  # NUMBA_DISABLE_JIT=1: a plain function, no cache
-        return os.environ.get("NUMBA_CACHE_DIR") or "(no cache: NUMBA_DISABLE_JIT is set)"
+from ._kernels.compile import _Notice, _state, cache_location
 
 
 def _tiny():

@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
 from lambda_objectives import numba_threads
-from lambda_objectives._core.compile import announces_compilation
+from lambda_objectives._kernels.compile import announces_compilation
 from lambda_objectives.adapters._sklearn import TrainingQueries, check_scored_queries, check_X, require_queries
 from lambda_objectives.data.groups import split_qid_column
 

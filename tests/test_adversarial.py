@@ -957,7 +957,7 @@ def test_warmup_function_refuses_bad_arguments(kwargs, pattern):
 
 
 def test_compile_notice_refuses_an_unknown_estimate():
-    from lambda_objectives._core.compile import compile_notice
+    from lambda_objectives._kernels.compile import compile_notice
 
     with pytest.raises(ValueError, match=r"what must be one of .*'cli'.*got 'everything'"):
         with compile_notice("everything"):

@@ -17,7 +17,7 @@ from numba import njit
 
 import lambda_objectives as lo
 from lambda_objectives import _warmup
-from lambda_objectives._core import compile as _compile
+from lambda_objectives._kernels import compile as _compile
 from lambda_objectives.checks import kernel_array
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,6 +57,10 @@ for m in pkgutil.iter_modules(K.__path__):
     mod = importlib.import_module("lambda_objectives._kernels." + m.name)
     disp.update({f"{m.name}.{k}": v for k, v in vars(mod).items()
                  if isinstance(v, CPUDispatcher) and v.py_func.__module__ == mod.__name__})
+    # drivers compiled one per metric code live in tables (pairs.DRIVERS, ...): with a warm cache they load
+    # whole, so their callees above record no signature; count the drivers themselves
+    disp.update({f"{m.name}.{k}[{c}]": v for k, t in vars(mod).items() if isinstance(t, dict)
+                 for c, v in t.items() if isinstance(v, CPUDispatcher)})
 d = lo.make_ranking(12, 8, 5, seed=2)
 s = np.random.default_rng(0).normal(size=d.y.shape[0]); y = d.y; p = d.group_ptr
 def ro(a):
@@ -98,7 +102,7 @@ def test_every_kernel_compiles_one_specialisation_whatever_the_inputs_dtype_layo
     rc, out, err = _python(_SIGNATURES, timeout=3600)
     assert rc == 0, err
     found = json.loads(out.strip().splitlines()[-1])
-    assert found["used"] > 20  # the calls reached the kernels
+    assert found["used"] >= 15  # the calls reached the kernels (16 dispatchers with a warm cache, more cold)
     assert found["extra"] == {}, f"inputs that compiled a second specialisation: {found['extra']}"
 
 
@@ -171,7 +175,7 @@ def test_a_cold_cache_is_announced_and_a_warm_one_is_not(tmp_path):
     (tmp_path / "mod_cached.py").write_text(_CACHED_KERNEL)
     code = f"""
     import sys; sys.path.insert(0, {str(tmp_path)!r})
-    from lambda_objectives._core.compile import compile_notice
+    from lambda_objectives._kernels.compile import compile_notice
     import mod_cached
     with compile_notice("cli"):
         mod_cached.twice(2)
@@ -249,7 +253,7 @@ def _read_only_install(tmp_path):
     tmp_path.chmod(0o755)
     code = """
     import numpy as np
-    from lambda_objectives._core.compile import compile_notice
+    from lambda_objectives._kernels.compile import compile_notice
     from lambda_objectives._warmup import cache_location
     from lambda_objectives._kernels.ranking import discount_table
     with compile_notice() as n:

@@ -36,7 +36,8 @@ LAYERS = [
     ("lambda_objectives",),                        # the top level's re-exports
     ("reference",),                                # the from-scratch MART trainer
     ("lambda_objectives._warmup", "lambda_objectives.__main__"),   # the warm-up: calls the library and reference
-    ("comparisons._machine", "comparisons._stats", "comparisons.paper_tables", "comparisons.runstore"),
+    ("comparisons._machine", "comparisons._stats", "comparisons.paper_tables", "comparisons.runstore",
+     "comparisons._progress"),
     ("comparisons._cli", "comparisons.__main__", "comparisons._runner", "comparisons._data"),
     ("comparisons",),                              # the commands and benchmarks
 ]

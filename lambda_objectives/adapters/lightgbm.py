@@ -9,7 +9,7 @@ import copy
 
 import numpy as np
 
-from .._core.compile import announces_compilation
+from .._kernels.compile import announces_compilation
 from .._core.optional import require
 from ._sklearn import EngineRanker, check_below, check_X, require_queries
 from ..checks import check_labels, check_positions, check_sample_weight

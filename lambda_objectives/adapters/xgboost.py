@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 
-from .._core.compile import announces_compilation
+from .._kernels.compile import announces_compilation
 from .._core.config import PTR
 from .._core.openmp import share_with_xgboost
 from .._core.optional import require

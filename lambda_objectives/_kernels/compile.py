@@ -109,3 +109,15 @@ def announces_compilation(what):
                 return fn(*args, **kwargs)
         return noticed
     return decorate
+
+
+def cache_location():
+    """Where numba caches this package's kernels: ``NUMBA_CACHE_DIR`` when set, else the ``__pycache__``
+    folder beside the sources when it is writable, else numba's user-wide folder (``~/.cache/numba`` on
+    Linux, ``$XDG_CACHE_HOME/numba`` when that is set); numba's own choice, read from a kernel's cache."""
+    from .metric import metrics_driver
+
+    try:
+        return metrics_driver._cache._cache_path  # the locator numba chose (FunctionCache)
+    except AttributeError:  # NUMBA_DISABLE_JIT=1: a plain function, no cache
+        return os.environ.get("NUMBA_CACHE_DIR") or "(no cache: NUMBA_DISABLE_JIT is set)"
