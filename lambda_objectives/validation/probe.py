@@ -154,7 +154,7 @@ def probe_lightgbm(labels, group_ptr, params=None, scores=None, weight=None, *, 
          "boost_from_average": False, "max_depth": -1}
     p.update(params or {})
     if position is not None:
-        from .checks import check_positions
+        from ..checks import check_positions
 
         position = check_positions(position, ptr, name="position")
     ds = lgb.Dataset(_id_feature(n), y, group=np.diff(ptr), init_score=init_score, weight=weight,
@@ -230,7 +230,7 @@ def probe_xgboost(labels, group_ptr, params=None, scores=None, weight=None, *, b
     p.update(params or {})
     obj = p.pop("objective") if callable(p["objective"]) else None
     if position is not None:
-        from .checks import check_positions, positions_in_query
+        from ..checks import check_positions, positions_in_query
 
         position = check_positions(position, ptr, name="position")
         own = positions_in_query(ptr)
