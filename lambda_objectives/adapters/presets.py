@@ -104,9 +104,6 @@ def _compute_exact(obj, st, scores):
         plrank_gradients(s, st["labels"], st["ptr"], k=obj.k, iteration=st["round"], out=(g64, h64),
                          n_threads=obj.n_threads, **obj.kernel_options)
     elif obj.metric in ("softmax", "listmle"):
-        if obj.bias in ("ips", "pairwise"):  # no pair loop to weight: refusing beats ignoring bias=
-            raise ValueError(f"bias={obj.bias!r} weights the pairs of a pair loop; {obj.metric!r} has none "
-                             "(bias='additive' works with it)")
         opts = {key: v for key, v in obj.kernel_options.items() if v is not None}  # None: the function's default
         (softmax_gradients if obj.metric == "softmax" else listmle_gradients)(
             s, st["labels"], st["ptr"], out=(g64, h64), n_threads=obj.n_threads, **opts)

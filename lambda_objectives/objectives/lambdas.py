@@ -369,17 +369,15 @@ def _lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.
         return _custom_gradients(scores, labels, group_ptr, metric, k, sigma, gain=gain, label_gain=label_gain,
                                  query_weights=query_weights, normalize=normalize, mu=mu, out=out, n_threads=n_threads,
                                  return_pairs=return_pairs, return_cost=return_cost)
+    row = reg.REGISTRY[metric]
+    if (row.listwise or row.sampled) and _bias[0] != pairs.BIAS_NONE and metric != "yetirank":
+        raise ValueError(f"bias='ips'/'pairwise' weight pairs of a pair loop; {metric!r} has none "
+                         "(bias='additive' works with it)")
     if metric in ("softmax", "listmle"):
-        if _bias[0] != pairs.BIAS_NONE:
-            raise ValueError(f"bias='ips'/'pairwise' weight pairs of a pair loop; {metric!r} has none "
-                             "(bias='additive' works with it)")
         return _softmax_listmle(metric, scores, labels, group_ptr, beta=beta, lambda_=lambda_, ties=ties,
                                 query_weights=query_weights, out=out, n_threads=n_threads,
                                 return_pairs=return_pairs, return_cost=return_cost)
-    if reg.REGISTRY[metric].listwise or reg.REGISTRY[metric].sampled:
-        if _bias[0] != pairs.BIAS_NONE and metric != "yetirank":
-            raise ValueError(f"bias='ips'/'pairwise' weight pairs of a pair loop; {metric!r} has none "
-                             "(bias='additive' works with it)")
+    if row.listwise or row.sampled:
         return _listwise(metric, scores, labels, group_ptr, out=out, return_pairs=return_pairs,
                          return_cost=return_cost, seed=seed, query_weights=query_weights, n_threads=n_threads, k=k,
                          _bias=None if _bias[0] == pairs.BIAS_NONE else _bias)
