@@ -10,7 +10,6 @@ from .histogram import (
     build_histogram,
     build_pair_histograms,
     new_histogram,
-    subtract_histogram,
 )
 from .splitting import (
     CRITERIA,
@@ -435,21 +434,22 @@ class TreeGrower:
     def _wants_bound(self, n_pairs, n_rows):
         return n_pairs >= self.BOUND_MIN_PAIRS_PER_ROW * n_rows
 
-    def _weight_histogram(self, rows, pairs, hist=None):
+    def _weight_histogram(self, rows, pairs, hist=None, parent=None):
         """``(Σ w per feature and bin over rows, 0)`` for ``w_i = h_i − Σ_j h_ij`` over ``pairs`` (the
         node's), or ``(None, Σ|w|)`` when that is negligible (a node of whole queries: the root),
         for a bound taking ``Σ w >= −Σ|w|``. With ``hist``, also fills the rows' histogram
-        (:func:`build_histogram`) in the same pass."""
+        (:func:`build_histogram`) in the same pass, and with ``parent`` turns it into the other
+        child's (``parent − hist``, in place)."""
         _doc_weights(rows, self.h, pairs[0], pairs[1], pairs[2], self._w)
         slack = _abs_sum(rows, self._w)
         if slack <= 1e-9 * self._h_root:
             if hist is not None:
-                build_histogram(self.binned, rows, self.g, self.h, hist)
+                build_histogram(self.binned, rows, self.g, self.h, hist, parent)
             return None, slack
         if hist is not None:
             out = np.empty((self.binned.shape[1], N_BINS))
             self._kernel("build_histogram_and_weights", rows.shape[0] * self.binned.shape[1])(
-                self.binned, rows, self.g, self.h, self._w, hist, out)
+                self.binned, rows, self.g, self.h, self._w, hist, out, parent)
         else:
             out = np.zeros((self.binned.shape[1], N_BINS))
             self._kernel("add_weight_histogram", rows.shape[0] * self.binned.shape[1])(self.binned, rows, self._w, out)
@@ -468,7 +468,8 @@ class TreeGrower:
 
     def _bounded_children(self, node, left_rows, right_rows, small_hist):
         """The children's pairs, pair sets and bounds (None for a child evaluated in full); fills
-        ``small_hist``, the histogram of the child with fewer rows.
+        ``small_hist``, the histogram of the child with fewer rows, and turns ``node.hist`` into the
+        other child's.
 
         Pair sets follow :meth:`_children_pairs`'s choice between direct and subtracted pair
         histograms. A node's bound holds ``Σ w`` per bin (:meth:`_weight_histogram`) and the pair
@@ -505,9 +506,9 @@ class TreeGrower:
             if touched.shape[0] >= kids[big][0].shape[0]:
                 touched = None
         if wants[s] or touched is not None:
-            w[s] = self._weight_histogram(*kids[s], hist=small_hist)
+            w[s] = self._weight_histogram(*kids[s], hist=small_hist, parent=node.hist)
         else:
-            build_histogram(self.binned, kids[s][0], self.g, self.h, small_hist)
+            build_histogram(self.binned, kids[s][0], self.g, self.h, small_hist, node.hist)
         if touched is not None:
             # Σ_large w_parent = parent − Σ_small w_parent; w_child = w_parent + crossing weight
             small_w, small_slack = w[s]
@@ -639,12 +640,13 @@ class TreeGrower:
                 break
             small, large = (left_rows, right_rows) if left_rows.shape[0] <= right_rows.shape[0] else (right_rows, left_rows)
             h_small = new_histogram(n_features)
-            if self.bounded:  # builds h_small
+            # the small child's histogram, and in the same kernel the large one's in the parent's
+            # buffer (parent − small, each feature as soon as its small sums are built)
+            if self.bounded:
                 lp, rp, lps, rps, lb, rb = self._bounded_children(node, left_rows, right_rows, h_small)
             else:
-                build_histogram(self.binned, small, self.g, self.h, h_small)
-            h_large = node.hist  # reuse the parent's buffer: parent − small
-            subtract_histogram(node.hist, h_small, h_large)
+                build_histogram(self.binned, small, self.g, self.h, h_small, node.hist)
+            h_large = node.hist
             hl, hr = (h_small, h_large) if small is left_rows else (h_large, h_small)
             node.hist = None
             if self.bounded:
