@@ -67,8 +67,8 @@ def build_feature_block(binned, rows, og, oh, hist, f0, f1):
 
 @njit(cache=True, inline="always")
 def subtract_features(parent, hist, f0, f1):
-    """``parent[f] −= hist[f]`` for ``f0 <= f < f1``: :func:`subtract_histogram`'s operation, bin by
-    bin, on the features a task has just built (still in cache)."""
+    """``parent[f] −= hist[f]`` for ``f0 <= f < f1``, bin by bin, on the features a task has just built
+    (still in cache): a child's sibling without touching the sibling's rows (the subtraction trick)."""
     for f in range(f0, f1):
         for b in range(N_BINS):
             for c in range(3):
@@ -79,9 +79,10 @@ def subtract_features(parent, hist, f0, f1):
 def build_histogram(binned, rows, g, h, hist, parent=None):
     """Fill ``hist[f, b] = (Σ g, Σ h, count)`` over ``rows`` for every feature, ``prange`` over
     blocks of ``FEATURE_BLOCK`` features (:func:`build_feature_block`); with ``parent`` (the
-    histogram of a node holding ``rows``), also turn it into its other child's, ``parent − hist``
-    (:func:`subtract_histogram`'s result, in place), each task on its own features as soon as it
-    has built them: the subtraction costs no fork-join and no pass over memory of its own.
+    histogram of a node holding ``rows``), also turn it into its other child's, ``parent − hist`` in
+    place (:func:`subtract_features`), each task on its own features as soon as it has built them:
+    the subtraction costs no fork-join and no pass over memory of its own (it had a kernel of its
+    own, ``subtract_histogram``, before).
 
     Every bin is summed over ``rows`` in order from 0.0, whatever the thread count. Sums are
     float64 whatever the gradients' dtype: hundreds of thousands of small terms.
@@ -177,15 +178,6 @@ def build_histogram_and_weights(binned, rows, g, h, w, hist, w_hist, parent=None
                     w_hist[f, b] += ow[t]
         if parent is not None:
             subtract_features(parent, hist, f0, f1)
-
-
-@njit(cache=True, parallel=True)
-def subtract_histogram(parent, child, out):
-    """``out = parent − child``: the sibling's histogram without touching its rows."""
-    for f in prange(parent.shape[0]):
-        for b in range(N_BINS):
-            for c in range(3):
-                out[f, b, c] = parent[f, b, c] - child[f, b, c]
 
 
 #: Features one ``prange`` task of :func:`build_pair_histograms` accumulates together, pair by pair.
