@@ -617,6 +617,17 @@ def _flat(queries):
     return s, y, pos, ptr
 
 
+def _close_to_definition(res, bias, want):
+    """``lambda_gradients``' ``(grad, hess[, state])`` against the oracle's ``(grad, hess, state)``."""
+    _close(res[0], want[0])
+    _close(res[1], want[1])
+    if bias == "pairwise":
+        _close(res[2][0], want[2][0])
+        _close(res[2][1], want[2][1])
+    elif bias == "additive":
+        _close(res[2], want[2])
+
+
 def _close(got, want):
     want = np.concatenate([np.asarray(w, float) for w in want]) if isinstance(want[0], list) else np.asarray(want)
     scale = max(1.0, float(np.max(np.abs(want), initial=0.0)))
@@ -646,14 +657,7 @@ def test_bias_matches_the_definition(metric, bias, q, data):
         kw = dict(bias_state=np.array(b), learning_rate=0.3, position_bias_regularization=0.2)
         okw = dict(b=b, learning_rate=0.3, regularization=0.2)
     res = lambda_gradients(s, y, ptr, metric, k, 1.0, bias=bias, positions=pos, **kw)
-    eg, eh, state = oracle.debiased_lambdas(queries, metric, k, 1.0, bias=bias, **okw)
-    _close(res[0], eg)
-    _close(res[1], eh)
-    if bias == "pairwise":
-        _close(res[2][0], state[0])
-        _close(res[2][1], state[1])
-    elif bias == "additive":
-        _close(res[2], state)
+    _close_to_definition(res, bias, oracle.debiased_lambdas(queries, metric, k, 1.0, bias=bias, **okw))
 
 
 @pytest.mark.parametrize("bias", ["ips", "pairwise", "additive"])
@@ -754,14 +758,7 @@ def test_bias_on_whole_pools_of_sampled_pairs_is_the_definition(metric, bias, k)
     kw, okw = _bias_case(bias, int(pos.max()) + 1, np.random.default_rng(1))
     res = lambda_gradients(s, y, ptr, metric, k, bias=bias, positions=pos, pair_method="mean", num_pair_per_sample=11,
                            **kw)
-    eg, eh, state = oracle.debiased_lambdas(queries, metric, k, 1.0, bias=bias, **okw)
-    _close(res[0], eg)
-    _close(res[1], eh)
-    if bias == "pairwise":
-        _close(res[2][0], state[0])
-        _close(res[2][1], state[1])
-    elif bias == "additive":
-        _close(res[2], state)
+    _close_to_definition(res, bias, oracle.debiased_lambdas(queries, metric, k, 1.0, bias=bias, **okw))
     assert np.any(res[0] != lambda_gradients(s, y, ptr, metric, k, pair_method="mean", num_pair_per_sample=11)[0])
 
 
