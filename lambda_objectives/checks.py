@@ -327,10 +327,16 @@ def check_propensities(propensities):
     return arr
 
 
+#: the largest display position :func:`check_positions` accepts: the position-bias factors are tables with
+#: one entry per position 0..max (2**24 entries of float64 = 128 MiB each)
+MAX_POSITION = 2 ** 24 - 1
+
+
 def check_positions(positions, group_ptr, name="positions", n_positions=None):
     """Per-row display positions (0-based rank at which each row was shown) as int64.
 
-    ``positions`` must hold one integer >= 0 per row of ``group_ptr``'s queries (integral floats such as
+    ``positions`` must hold one integer in [0, ``MAX_POSITION`` = 2**24 - 1] per row of ``group_ptr``'s
+    queries (integral floats such as
     LightGBM's stored values are accepted), a display position at most once per query, and, with
     ``n_positions`` (the length of the ``propensities``), below it. ``ValueError`` naming the row (and
     query) otherwise.
@@ -353,9 +359,11 @@ def check_positions(positions, group_ptr, name="positions", n_positions=None):
     if neg.any():
         i = int(np.flatnonzero(neg)[0])
         raise ValueError(f"{name} must be >= 0 (0-based display ranks), row {i} is {arr[i].item()!r}")
-    if arr.size and arr.max() >= 2 ** 62:
+    if arr.size and arr.max() > MAX_POSITION:
         i = int(np.argmax(arr))
-        raise ValueError(f"{name} at row {i} is {arr[i].item()!r}: too large for a display position")
+        raise ValueError(f"{name} at row {i} is {arr[i].item()!r}: display positions above {MAX_POSITION:,} are "
+                         "refused (bias='pairwise'/'additive' keep one factor per position 0..max, so such a position "
+                         "would allocate gigabytes); give the rank at which the row was shown")
     pos = np.array(arr, dtype=np.int64)
     if n_positions is not None and pos.size and pos.max() >= n_positions:
         i = int(np.flatnonzero(pos >= n_positions)[0])

@@ -1062,6 +1062,11 @@ BIAS_CASES = [
     (_lg(bias="pairwise", positions=np.array([0, 1, np.nan, 0, 1, 2])), r"positions must be integers.*row 2"),
     (_lg(bias="pairwise", positions=np.array(["a"] * 6)), r"positions must be integers"),
     (_lg(bias="pairwise", positions=np.array([0, 1, 1, 0, 1, 2])), r"rows 1 and 2 of query 0.*position 1"),
+    # a huge position: the per-position tables would allocate terabytes (MemoryError before)
+    (_lg(bias="pairwise", positions=np.array([0, 1, 10 ** 12, 0, 1, 2])), r"positions at row 2 is 1000000000000.*above"),
+    (_lg(bias="additive", learning_rate=0.1, positions=np.array([0, 1, 2 ** 24, 0, 1, 2])),
+     r"positions at row 2 is 16777216.*above 16,777,215"),
+    (_lg(bias="pairwise", positions=np.array([0, 1, 2.0 ** 40, 0, 1, 2])), r"row 2 is 1099511627776.0.*above"),
     (_lg(bias="ips", propensities=[1.0, 0.5], positions=_POS), r"positions at row 2 is 2.*propensities has 2"),
     (_lg(bias="ips", propensities=[1.0, 0.5]), r"row 2 is 2.*propensities has 2"),  # default positions too
     # propensities outside (0, 1]

@@ -31,3 +31,14 @@ def test_check_sample_weight_accepts_valid_weights_and_copies_nothing_it_need_no
 def test_check_sample_weight_names_the_problem(weight, n, kwargs, match):
     with pytest.raises(ValueError, match=match):
         check_sample_weight(weight, n, **kwargs)
+
+
+def test_positions_up_to_the_table_limit_pass_and_beyond_it_are_refused_by_row():
+    from lambda_objectives.checks import MAX_POSITION, check_positions
+
+    ptr = np.array([0, 2, 4])
+    ok = check_positions(np.array([0, MAX_POSITION, 5, 1]), ptr)
+    assert ok.dtype == np.int64 and ok[1] == MAX_POSITION
+    for big in (MAX_POSITION + 1, 10 ** 12, 2 ** 62, float(2 ** 40)):
+        with pytest.raises(ValueError, match=r"positions at row 3 is .*above 16,777,215"):
+            check_positions(np.array([0, 1, 5, big]), ptr)
