@@ -90,6 +90,17 @@ def test_ideal_dcg_is_the_descending_sort_at_every_size():
                 assert ideal_dcg(g, k, disc) == sum(np.sort(g)[::-1][:kk] * disc[:kk])
 
 
+def test_discount_prefix_is_the_table_of_that_length_bit_for_bit():
+    """The process-wide longest table's prefix: the same bits as a table of that length, whether it
+    grows, shrinks or stays, and at least one entry (as ``discount_table``)."""
+    from lambda_objectives._kernels.ranking import discount_prefix
+
+    for n in (5, 1, 3000, 17, 0, 7000, 2999):
+        got = discount_prefix(n)
+        np.testing.assert_array_equal(got, discount_table(max(n, 1)))
+        assert got.dtype == np.float64 and got.flags.c_contiguous and got.shape == (max(n, 1),)
+
+
 def test_discount_table_is_the_definition_with_libms_scalar_log2_bit_for_bit():
     # libm's scalar log2 is what LightGBM and XGBoost build their tables with; numpy's vectorised
     # log2 may take a SIMD path that differs by one ulp on some CPUs (7 of 100,000 here)

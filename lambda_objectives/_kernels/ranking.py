@@ -282,6 +282,22 @@ def discount_table(n):
     return 1.0 / position_log2_table(n)
 
 
+#: the longest discount table computed so far in this process (:func:`discount_prefix`)
+_DISCOUNTS = [np.empty(0)]
+
+
+def discount_prefix(n):
+    """:func:`discount_table` ``(n)`` as the first entries of the longest table computed so far in this
+    process (each entry depends on its position only, so a prefix has the same bits): a 20,000-document
+    query no longer recomputes 20,000 logarithms every call. Kernels only read it; callers must too."""
+    n = max(int(n), 1)
+    table = _DISCOUNTS[0]
+    if table.shape[0] < n:
+        table = discount_table(max(n, 2 * table.shape[0]))
+        _DISCOUNTS[0] = table
+    return table[:n]
+
+
 @njit(cache=True)
 def dcg_in_order(values, order, kk, disc):
     """``sum_{r < kk} values[order[r]] * D_r``: the DCG of the first ``kk`` positions."""
