@@ -123,13 +123,15 @@ def test_long_list_benchmark_times_ours_and_both_engines_per_size_and_thread_cou
     assert "in turn" in r["unit"] and "3 repeats" in r["unit"]  # at least 3 repeats, whatever was asked
     assert [(row["docs_per_query"], row["threads"]) for row in r["rows"]] == [(d, nt) for d in (100, 300) for nt in THREADS]
     for row in r["rows"]:
-        for name in ("ours_full", "ours_at10", "ours_mean", "ours_mean4", "lightgbm_lambdarank", "xgboost_topk",
-                     "xgboost_mean", "xgboost_mean4"):
+        for name in ("ours_full", "ours_at10", "ours_mean", "ours_mean4"):
             assert row[f"{name}_ms_min"] >= 0 and row[f"{name}_ms_median"] >= row[f"{name}_ms_min"]
+        for name in ("lightgbm_lambdarank", "xgboost_topk", "xgboost_mean", "xgboost_mean4"):
+            # a difference of two trainings' minima (or medians): not ordered, and clipped at 0
+            assert row[f"{name}_ms_min"] >= 0 and row[f"{name}_ms_median"] >= 0
         assert row["ours_full_ms_min"] > 0
         # ours inside XGBoost at m = 1 and 4, timed as its native is, and the whole-training ratio a user pays
         for ours in ("ours_mean", "ours_mean4"):
-            assert row[f"{ours}_in_xgboost_ms_median"] >= row[f"{ours}_in_xgboost_ms_min"] >= 0
+            assert row[f"{ours}_in_xgboost_ms_median"] >= 0 and row[f"{ours}_in_xgboost_ms_min"] >= 0
             xgb = "xgboost_mean" if ours == "ours_mean" else "xgboost_mean4"
             assert row[f"training_{ours}_over_{xgb}_min"] > 0
     one = r["one_query"]  # 2,100 documents: just over the split threshold

@@ -59,8 +59,8 @@ def test_the_bucket_sort_is_the_merge_sort_however_the_scores_bunch():
                   1.0 + 1e-15 * rng.integers(0, 40, n)):
             got = _bucket_order_desc(s)
             expect = np.argsort(-s, kind="mergesort")
-            span = np.max(s) - np.min(s)
             with np.errstate(divide="ignore", over="ignore"):
+                span = np.max(s) - np.min(s)
                 refused = not (np.isfinite(span) and (span == 0 or np.isfinite((n - 1) / span)))
             if refused:  # the range overflows or is too narrow to scale: the caller sorts instead
                 assert got.shape == (0,)

@@ -92,14 +92,15 @@ def ours_calls(y, s, ptr, nt, rounds):
 
 
 @contextmanager
-def _unsplit():
-    """Within the block, no query's pair loop is split (the loop before issue #34 item 3)."""
-    split = pairs.SPLIT_PAIRS
-    pairs.SPLIT_PAIRS = np.iinfo(np.int64).max
+def _unsplit(threshold="SPLIT_PAIRS"):
+    """Within the block, no query's pair loop (``SPLIT_PAIRS``: the loop before issue #34 item 3) or
+    sampled draws (``SAMPLED_SPLIT_DOCS``: before issue #47) are split: the threshold out of reach."""
+    split = getattr(pairs, threshold)
+    setattr(pairs, threshold, np.iinfo(np.int64).max)
     try:
         yield
     finally:
-        pairs.SPLIT_PAIRS = split
+        setattr(pairs, threshold, split)
 
 
 def one_query(docs, repeats):
@@ -131,17 +132,6 @@ def one_query(docs, repeats):
             "sampled": {str(m): one_query_sampled(y, s, ptr, m, repeats) for m in SAMPLED}}
 
 
-@contextmanager
-def _sampled_unsplit():
-    """Within the block, no query's sampled draws are split (the loop before issue #47)."""
-    split = pairs.SAMPLED_SPLIT_DOCS
-    pairs.SAMPLED_SPLIT_DOCS = np.iinfo(np.int64).max
-    try:
-        yield
-    finally:
-        pairs.SAMPLED_SPLIT_DOCS = split
-
-
 def one_query_sampled(y, s, ptr, m, repeats):
     """The one long query's sampled pairs (``m`` a document), split and unsplit at 1 and 2 threads in
     turn, each repeat up to :data:`WINDOW` seconds of calls (a call takes about a millisecond)."""
@@ -152,7 +142,7 @@ def one_query_sampled(y, s, ptr, m, repeats):
                     out = lambda_gradients(s, y, ptr, "ndcg", n_threads=nt, pair_method="mean",
                                            num_pair_per_sample=m, iteration=i)
                 else:
-                    with _sampled_unsplit():
+                    with _unsplit("SAMPLED_SPLIT_DOCS"):
                         out = lambda_gradients(s, y, ptr, "ndcg", n_threads=nt, pair_method="mean",
                                                num_pair_per_sample=m, iteration=i)
             return out

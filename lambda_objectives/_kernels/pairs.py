@@ -25,7 +25,11 @@ exact ``|ΔZ|`` times ``|C_r|/(2m)`` to both members. A pair ``(i, j)`` is drawn
 times and by ``j`` ``m/|C_j|`` times in expectation, so its expected total weight is ``1/2 + 1/2 = 1``:
 ``E[g] = g_all`` and ``E[h] = h_all`` for every document (before ``normalize``, whose factor is of the
 sampled total). A pool of at most ``m`` documents is taken whole, each with weight 1/2, so lists with
-``n − 1 <= m`` give the full-list result (up to summation order).
+``n − 1 <= m`` give the full-list result (up to summation order). A query of at least
+:data:`SAMPLED_SPLIT_DOCS` documents has its draws cut into blocks of rank positions over the threads
+(:func:`sampled_blocks`, fixed by ``n`` and ``m``): each block adds its own documents' shares, the
+partners' shares are added afterwards in draw order, so the bits do not depend on the threads (they
+differ from the unsplit loop's by the order of the sums only; the draws are the same).
 """
 
 import math
@@ -468,7 +472,6 @@ def _sampled_draws(r_lo, r_hi, metric, sigma, disc, mu, m, key, views, tab, pool
     written to draw slot ``r·m + j`` (``dp`` its position, -1 for none; ``dg``, ``dh``), added later in
     slot order by :func:`sampled_end`. Returns ``(next pair slot, Σ 2|λ|, Σ cost terms)``.
     """
-    n = order.shape[0]
     sr, lr, vr, gr, hr, er, acc, pref = views
     kk, a_end, inv, n_rel, first, second, rr_first = tab
     suf, top_only, by_all, by_top, lab_top, blk = pools
@@ -619,6 +622,42 @@ def metric_tables(metric, k, disc, views, n, inv):
 
 
 @njit(cache=True)
+def sampled_task(t, metric, s, val, bits, k, disc, seed, rnd, order, inv, keys):
+    """Task ``t`` of a split query's first step: 0 ranks it into ``order``, 1 computes what needs no
+    ranking (``inv[0]`` = :func:`_ideal_inverse`, ``keys[0]`` its draws' stream key)."""
+    if t == 0:
+        order[:] = stable_order_desc(s)
+    else:
+        inv[0] = _ideal_inverse(metric, val, k, disc)
+        keys[0] = query_key(seed, rnd, content_key(bits))
+
+
+@njit(cache=True)
+def gather_block(s, lab, val, order, sigma, views, lo, hi):
+    """:func:`_gather` of rank positions ``lo <= r < hi``, a call of its own from the parallel driver."""
+    _gather(s, lab, val, order, sigma, views, lo, hi)
+
+
+@njit(cache=True)
+def scatter_block(gr, hr, order, scale, g, h, lo, hi):
+    """Rank positions ``lo <= r < hi`` of the sums back to document order, times ``scale`` (:func:`_scatter`)."""
+    for r in range(lo, hi):
+        g[order[r]] = gr[r] * scale
+        h[order[r]] = hr[r] * scale
+
+
+@njit(cache=True)
+def sampled_block(r_lo, r_hi, metric, sigma, disc, mu, m, key, views, tab, pools, order, want_cost, dp, dg, dh, bias,
+                  fa, fb, ca, cb):
+    """One block of a split query's draws (:func:`_sampled_draws` with ``defer``), a call of its own from
+    the parallel driver; returns ``(Σ 2|λ|, Σ cost terms)``."""
+    none = np.empty(0, dtype=np.int64)
+    _, total, cost = _sampled_draws(r_lo, r_hi, metric, sigma, disc, mu, m, key, views, tab, pools, order, want_cost,
+                                    False, 0, none, none, dg[:0], 0, True, dp, dg, dh, bias, fa, fb, ca, cb)
+    return total, cost
+
+
+@njit(cache=True)
 def sampled_end(views, n, m, dp, dg, dh):
     """Add the partners' shares of a split query's draws, slot by slot in order ``r·m + j``: the same
     order at any thread count."""
@@ -737,7 +776,33 @@ def _make_sampled_driver(metric):
                pair_ptr, pi, pj, ph, counts, schedule, n_chunks, want_cost, cost, mu, m, label_bits, seed, rnd,
                split_docs, block_draws, bias, fa, fb, ca, cb):
         n_queries = group_ptr.shape[0] - 1
-        for c in prange(n_chunks):
+        # the split queries: the two tasks of their first step (the ranking; IDCG and the stream key)
+        # join the parallel region of the other queries (one region less: under load each region
+        # waits for its slowest thread)
+        n_split = 0
+        for q in range(n_queries):
+            if sampled_blocks(group_ptr[q + 1] - group_ptr[q], m, split_docs, block_draws) > 1:
+                n_split += 1
+        split_q = np.empty(n_split, dtype=np.int64)
+        split_at = np.zeros(n_split + 1, dtype=np.int64)
+        j = 0
+        for q in range(n_queries):
+            nq = group_ptr[q + 1] - group_ptr[q]
+            if sampled_blocks(nq, m, split_docs, block_draws) > 1:
+                split_q[j] = q
+                split_at[j + 1] = split_at[j] + nq
+                j += 1
+        orders = np.empty(split_at[n_split], dtype=np.int64)
+        invs = np.empty(n_split)
+        keys = np.empty(n_split, dtype=np.uint64)
+        for c in prange(n_chunks + 2 * n_split):
+            if c >= n_chunks:
+                si = (c - n_chunks) // 2
+                sa = group_ptr[split_q[si]]
+                sb = group_ptr[split_q[si] + 1]
+                sampled_task((c - n_chunks) % 2, metric, scores[sa:sb], values[sa:sb], label_bits[sa:sb], k, disc, seed,
+                             rnd, orders[split_at[si]:split_at[si + 1]], invs[si:si + 1], keys[si:si + 1])
+                continue
             for t in range(c, n_queries, n_chunks):
                 q = schedule[t]
                 a = group_ptr[q]
@@ -753,38 +818,28 @@ def _make_sampled_driver(metric):
                                                   bias, fa[a:b], fb[a:b], ca[a:b], cb[a:b])
                 counts[q] = stored
                 cost[q] = v
-        for q in range(n_queries):
+        for i in range(n_split):
+            q = split_q[i]
             a = group_ptr[q]
             b = group_ptr[q + 1]
             n = b - a
             n_blocks = sampled_blocks(n, m, split_docs, block_draws)
-            if n_blocks <= 1:
-                continue
             # the caller never splits with stored pairs or BIAS_ESTIMATE (their slots and sums are shared)
             counts[q] = 0
             cost[q] = 0.0
             for r in range(n):
                 grad[a + r] = 0.0
                 hess[a + r] = 0.0
-            # the ranking on one thread while the other computes what needs none (same bits at any count)
-            order = np.empty(n, dtype=np.int64)
-            inv = np.empty(1)
-            keys = np.empty(1, dtype=np.uint64)
-            for t in prange(2):
-                if t == 0:
-                    order[:] = stable_order_desc(scores[a:b])
-                else:
-                    inv[0] = _ideal_inverse(metric, values[a:b], k, disc)
-                    keys[0] = query_key(seed, rnd, content_key(label_bits[a:b]))
+            order = orders[split_at[i]:split_at[i + 1]]
             work = np.empty(8 * n + 1)
             views = _work_views(work, n)
-            for j in prange(n_blocks):
-                _gather(scores[a:b], labels[a:b], values[a:b], order, sigma, views, j * n // n_blocks,
-                        (j + 1) * n // n_blocks)
-            tab = metric_tables(metric, k, disc, views, n, inv[0])
+            # one pass on this thread: a parallel region more costs more than it saves when the machine is
+            # busy (a region waits for its slowest thread: under load, a scheduler's time slice)
+            gather_block(scores[a:b], labels[a:b], values[a:b], order, sigma, views, 0, n)
+            tab = metric_tables(metric, k, disc, views, n, invs[i])
             if tab[1] == 0:
                 continue
-            key = keys[0]
+            key = keys[i]
             pools = sampled_pools(metric, views, tab, n)
             dp = np.empty(n * m, dtype=np.int64)
             dg = np.empty(n * m)
@@ -792,9 +847,9 @@ def _make_sampled_driver(metric):
             totals = np.empty(n_blocks)
             costs = np.empty(n_blocks)
             for j in prange(n_blocks):
-                _, tj, cj = _sampled_draws(j * n // n_blocks, (j + 1) * n // n_blocks, metric, sigma, disc, mu, m,
-                                           key, views, tab, pools, order, want_cost, False, a, pi, pj, ph, 0, True,
-                                           dp, dg, dh, bias, fa[a:b], fb[a:b], ca[a:b], cb[a:b])
+                tj, cj = sampled_block(j * n // n_blocks, (j + 1) * n // n_blocks, metric, sigma, disc, mu, m, key,
+                                       views, tab, pools, order, want_cost, dp, dg, dh, bias, fa[a:b], fb[a:b],
+                                       ca[a:b], cb[a:b])
                 totals[j] = tj
                 costs[j] = cj
             total = 0.0
@@ -808,10 +863,7 @@ def _make_sampled_driver(metric):
                 scale *= math.log2(1.0 + total) / total
             gr = views[3]
             hr = views[4]
-            for j in prange(n_blocks):
-                for r in range(j * n // n_blocks, (j + 1) * n // n_blocks):
-                    grad[a + order[r]] = gr[r] * scale
-                    hess[a + order[r]] = hr[r] * scale
+            scatter_block(gr, hr, order, scale, grad[a:b], hess[a:b], 0, n)
             cost[q] = cq * weights[q]
 
     return driver
