@@ -11,10 +11,11 @@ with the extras each job needs (re-installing only when ``pyproject.toml`` chang
   environment when that is already installed.
   Compiles the numba kernels first (``python -m lambda_objectives warmup``: a line per step, quick
   when the cache is warm).
-* ``test``  - the warm-up (two processes), then the test suite (``pytest``; it builds the documentation
-  site strictly and checks two of its pages in headless Chromium, ``tests/test_docsite.py``); from the
-  start, beside both, the pure-kernel tests again with numba bounds checking (``NUMBA_BOUNDSCHECK=1``)
-  and as plain Python (``NUMBA_DISABLE_JIT=1``), because numba raises no IndexError or
+* ``test``  - the warm-up (two processes), then the test suite (``pytest`` in one pytest-xdist worker a
+  core; it builds the documentation site strictly and checks two of its pages in headless Chromium,
+  ``tests/test_docsite.py``); from the start, beside both, the pure-kernel tests again with numba bounds
+  checking (``NUMBA_BOUNDSCHECK=1``, compiled unoptimised: ``NUMBA_OPT=0``) and as plain Python
+  (``NUMBA_DISABLE_JIT=1``), because numba raises no IndexError or
   ZeroDivisionError of its own. The suite's progress is shown as it runs (its whole output in
   ``.test-logs/suite.log``, each kernel pass's in ``.test-logs/kernels-*.log``); its summary comes last.
 """
@@ -87,6 +88,8 @@ def demo(args):
 
 #: a line of pytest -q's progress as it is written: outcome letters, then the "[ 12%]" counter
 _PROGRESS = re.compile(r"[.FEsxXp]*(?: +(?:\[ *\d*%?\]?)?)?")
+#: pytest-xdist's line while it starts its workers, before the first progress letter
+_XDIST = "bringing up nodes..."
 LOGS = ROOT / ".test-logs"
 
 
@@ -113,7 +116,7 @@ class _Suite(threading.Thread):
                 if ch == "\n":
                     self.held.append(self.line)
                     self.line = ""
-            elif ch == "\n" or _PROGRESS.fullmatch(self.line):
+            elif ch == "\n" or _PROGRESS.fullmatch(self.line) or _XDIST.startswith(self.line):
                 with _OUT:
                     sys.stdout.write(ch)
                     sys.stdout.flush()
@@ -155,6 +158,18 @@ def _kernel_pass(name, env, log_path):
     return code
 
 
+def suite_command(args, cores=None):
+    """The main suite's pytest command line: ``args`` last, so a user's ``-n 0`` or ``-k`` wins.
+
+    The suite runs in pytest-xdist workers, one a core (at most 4), whole test files to a worker
+    (``--dist loadfile``: a module's fixtures, e.g. the docs-site build or a Dask cluster, are made
+    once); on 2 cores the second worker fills the core the kernel passes leave idle when they end.
+    """
+    cores = os.cpu_count() if cores is None else cores
+    workers = max(1, min(4, cores or 1))
+    return [PY, "-m", "pytest", "-q", "-rs", "-n", str(workers), "--dist", "loadfile", *args]
+
+
 def test(args):
     ensure_env("test")
     env = dict(os.environ)
@@ -165,7 +180,10 @@ def test(args):
     side = {}
 
     def kernel_passes():
-        bounds = dict(env, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(ROOT / ".numba_boundscheck_cache"))
+        # NUMBA_OPT=0: this pass checks indexing, not speed; LLVM's optimiser is most of its compile time
+        # (bounds-checked code cannot be cached, so every kernel compiles anew in this one process)
+        bounds = dict(env, NUMBA_BOUNDSCHECK="1", NUMBA_OPT="0",
+                      NUMBA_CACHE_DIR=str(ROOT / ".numba_boundscheck_cache"))
         side["bounds"] = _kernel_pass("NUMBA_BOUNDSCHECK=1", bounds, LOGS / "kernels-boundscheck.log")
         side["nojit"] = _kernel_pass("NUMBA_DISABLE_JIT=1", dict(env, NUMBA_DISABLE_JIT="1"), LOGS / "kernels-nojit.log")
 
@@ -178,7 +196,7 @@ def test(args):
     # warm-up ends, the kernel passes still running beside it. Its progress is shown as it comes, its
     # whole output is in .test-logs/suite.log, and everything after its progress (warnings, failures,
     # the summary) is printed last, so its pytest summary is the last line CI reads.
-    suite = [PY, "-m", "pytest", "-q", "-rs", *args]
+    suite = suite_command(args)
     suite_log = LOGS / "suite.log"
     _print("+ " + " ".join(str(c) for c in suite) + f"  (the main suite: progress below, everything in {suite_log})")
     with open(suite_log, "wb") as log:
