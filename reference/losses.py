@@ -264,9 +264,21 @@ class YetiRank:
 
     n_columns = 1
 
-    def __init__(self, random_state=0, n_threads=None, **kernel_options):
+    def __init__(self, random_state=0, n_threads=None, positions=None, learning_rate=None, **kernel_options):
+        from lambda_objectives.checks import check_bias
         from lambda_objectives.objectives.yetirank import YETIRANK_DEFAULTS, check_yetirank_options
 
+        # bias= (issue #45), as the adapters give it: each drawn pair's weight times its position factors
+        # ("ips", "pairwise"), or the draws at score + b[position] ("additive"); the state carried by round
+        given = {key: kernel_options.pop(key) for key in Lambda.BIAS_OPTIONS if key in kernel_options}
+        self.bias, self.bias_options = check_bias(given.get("bias"), given.get("propensities"), given.get("bias_norm"),
+                                                  given.get("position_bias_regularization"))
+        if self.bias is None and positions is not None:
+            raise ValueError("position= is read with a bias= in kernel_options (bias='ips', 'pairwise' or "
+                             "'additive'); pass one or drop position")
+        if self.bias == "additive" and learning_rate is None:
+            raise ValueError("bias='additive' needs the learning rate of the position biases' Newton step")
+        self.positions, self.learning_rate, self.bias_state = positions, learning_rate, None
         unknown = set(kernel_options) - set(YETIRANK_DEFAULTS) - {"seed"}
         if unknown:
             raise ValueError(f"YetiRank takes kernel_options {sorted(YETIRANK_DEFAULTS) + ['seed']}, got {sorted(unknown)}")
@@ -284,8 +296,34 @@ class YetiRank:
     def gradients(self, F, y, ptr, g, h):
         from lambda_objectives import yetirank_gradients
 
-        yetirank_gradients(F, y, ptr, iteration=self.round, out=(g, h), n_threads=self.n_threads, **self.options)
+        if self.bias is None:
+            yetirank_gradients(F, y, ptr, iteration=self.round, out=(g, h), n_threads=self.n_threads, **self.options)
+            self.round += 1
+            return
+        from lambda_objectives._kernels.position_bias import additive_newton, shifted_scores
+        from lambda_objectives.checks import check_positions, positions_in_query
+        from lambda_objectives.objectives.lambdas import bias_arrays, bias_update
+
+        n_pos = self.bias_options["propensities"].shape[0] if self.bias == "ips" else None
+        pos = check_positions(positions_in_query(ptr) if self.positions is None else self.positions, ptr,
+                              "position", n_pos)
+        arrays = None
+        if self.bias == "additive":
+            if self.bias_state is None:
+                self.bias_state = np.zeros(int(pos.max(initial=0)) + 1)
+            shifted = np.empty(F.shape[0])
+            shifted_scores(np.asarray(F, dtype=np.float64), pos, self.bias_state, shifted)
+            F = shifted
+        else:
+            arrays, factors = bias_arrays(self.bias, self.bias_options, pos, self.bias_state)
+        yetirank_gradients(F, y, ptr, iteration=self.round, out=(g, h), n_threads=self.n_threads, _bias=arrays,
+                           **self.options)
         self.round += 1
+        if self.bias == "additive":
+            additive_newton(g, h, pos, float(self.learning_rate), self.bias_options["position_bias_regularization"],
+                            self.bias_state)
+        elif self.bias == "pairwise":
+            self.bias_state = bias_update(arrays, factors, pos, self.bias_options["bias_norm"])
 
     def loss(self, F, y, ptr):
         o = self.options

@@ -209,7 +209,8 @@ class MARTRanker(BaseEstimator):
             if self.k is not None or self.sigma != 1.0:
                 raise ValueError("metric='yetirank' has no cutoff and no sigma (CatBoost's PairLogit): "
                                  f"k must be None and sigma 1.0, got k={self.k!r}, sigma={self.sigma!r}")
-            return YetiRank(self.random_state, self.n_threads, **(self.kernel_options or {}))
+            return YetiRank(self.random_state, self.n_threads, positions=position, learning_rate=self.learning_rate,
+                            **(self.kernel_options or {}))
         if self.metric in ("softmax", "listmle"):
             return Listwise(self.metric, self.k, self.sigma, self.n_threads, **(self.kernel_options or {}))
         return Lambda(self.metric, self.k, self.sigma, self.n_threads,
@@ -256,7 +257,8 @@ class MARTRanker(BaseEstimator):
 
         ``position``: each training row's 0-based display position, read by a position-debiased objective
         (``kernel_options={"bias": "ips" | "pairwise" | "additive", ...}``, :func:`lambda_objectives.lambda_gradients`'
-        ``bias=`` keywords; default positions: each row's index in its query). The bias state (``t⁺``/``t⁻``
+        ``bias=`` keywords, with any pair objective and with ``metric="yetirank"``, whose drawn pairs take the
+        same factors; default positions: each row's index in its query). The bias state (``t⁺``/``t⁻``
         or ``b``, ``additive`` stepping with this ranker's ``learning_rate``) is carried from round to round
         and readable as ``bias_state_`` after fitting; eval sets' losses are of their own labels, unweighted.
         """
@@ -318,7 +320,7 @@ class MARTRanker(BaseEstimator):
 
             position = check_positions(position, ptr, name="position")
         loss = self._loss(y, position)
-        if position is not None and not isinstance(loss, Lambda):
+        if position is not None and not isinstance(loss, (Lambda, YetiRank)):
             raise ValueError(f"position= is read by the pair objectives' bias= (objective='lambda' with a pair "
                              f"metric), not by objective={self.objective!r}, metric={self.metric!r}")
         self.n_columns_ = loss.n_columns
@@ -433,7 +435,9 @@ class MARTRanker(BaseEstimator):
         self.evals_result_ = self.history_
         self.best_score_ = {name: {m: v[self.best_iteration_ - 1] for m, v in hist.items() if len(v) >= self.best_iteration_}
                             for name, hist in self.history_.items()} if self.best_iteration_ else {}
-        if isinstance(loss, Lambda) and loss.bias_options.get("bias") in ("pairwise", "additive"):
+        bias = loss.bias if isinstance(loss, YetiRank) else loss.bias_options.get("bias") if isinstance(loss, Lambda) \
+            else None
+        if bias in ("pairwise", "additive"):
             self.bias_state_ = loss.bias_state  # (t_plus, t_minus) or b, after the last round
         self._loss_obj = loss
         return self

@@ -1547,13 +1547,16 @@ def test_xgboost_unbiased_preset_equals_native_bit_for_bit(dataset, metric, opti
     assert not np.all(t_plus == 1.0)  # the factors moved: the test can fail
 
 
-def test_xgboost_unbiased_preset_same_bits_at_one_and_two_threads(click_sets):
+@pytest.mark.parametrize("pair_method", ["topk", "mean"])
+@pytest.mark.parametrize("metric", ["ndcg", "map", "pairwise"])
+def test_xgboost_unbiased_preset_same_bits_at_one_and_two_threads(click_sets, metric, pair_method):
     X, c, _, ptr = click_sets["mq2008"]
     dtrain = xgb.DMatrix(X, c, group=np.diff(ptr))
     params = dict(nthread=1, max_depth=4, eta=0.1, base_score=0.0, tree_method="hist")
+    kw = {"pair_method": "mean", "num_pair_per_sample": 2} if pair_method == "mean" else {}
     out = []
     for t in (1, 2):
-        obj = XGBoostObjective("ndcg", preset="xgboost", bias="pairwise", n_threads=t)
+        obj = XGBoostObjective(metric, preset="xgboost", bias="pairwise", n_threads=t, **kw)
         out.append((xgb.train(params, dtrain, 3, obj=obj).predict(dtrain, output_margin=True), obj.bias_factors_))
     np.testing.assert_array_equal(out[0][0], out[1][0])
     np.testing.assert_array_equal(out[0][1][0], out[1][1][0])
@@ -1596,21 +1599,23 @@ _BIAS_KW = {"ips": dict(propensities=1.0 / (1.0 + np.arange(15))), "pairwise": d
             "additive": dict(position_bias_regularization=0.1)}
 
 
+@pytest.mark.parametrize("pair_method", ["all", "mean"])
 @pytest.mark.parametrize("bias", ["ips", "pairwise", "additive"])
 @pytest.mark.parametrize("metric", ["ndcg", "err", "map", "mrr", "ranknet", "ndcg_loss2", "ndcg_loss2pp"])
 @pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
-def test_exact_bias_in_both_engines_is_lambda_gradients_round_by_round(engine, metric, bias):
+def test_exact_bias_in_both_engines_is_lambda_gradients_round_by_round(engine, metric, bias, pair_method):
     """preset=None with every bias=: each round's gradients are lambda_gradients' with the bias state carried
-    from the previous round (replayed from the engine's own scores), and the fitted state is the replay's;
-    the same bits at 1 and 2 threads."""
+    from the previous round (replayed from the engine's own scores; sampled pairs drawn with the round as
+    iteration), and the fitted state is the replay's; the same bits at 1 and 2 threads."""
     from lambda_objectives import lambda_gradients
 
     X, c, ptr, pos = _click_data()
+    sampled = {"pair_method": "mean", "num_pair_per_sample": 2, "seed": 3} if pair_method == "mean" else {}
     runs = []
     for threads in (1, 2):
         cls = LightGBMObjective if engine == "lightgbm" else XGBoostObjective
         extra = {"learning_rate": 0.2} if engine == "xgboost" and bias == "additive" else {}
-        obj = cls(metric, bias=bias, n_threads=threads, positions=pos, **_BIAS_KW[bias], **extra)
+        obj = cls(metric, bias=bias, n_threads=threads, positions=pos, **_BIAS_KW[bias], **extra, **sampled)
         seen = []
 
         def f(preds, data, obj=obj, seen=seen):
@@ -1637,6 +1642,7 @@ def test_exact_bias_in_both_engines_is_lambda_gradients_round_by_round(engine, m
         kw = dict(_BIAS_KW[bias])
         if bias == "additive":
             kw["learning_rate"] = 0.2
+        kw.update(sampled, **({"iteration": r} if sampled else {}))
         res = lambda_gradients(scores, c, ptr, metric, bias=bias, positions=pos, bias_state=state, **kw)
         if bias == "additive":  # the engine's step reads its float32 gradients
             np.testing.assert_allclose(g, res[0], rtol=1e-6, atol=1e-7)
@@ -1655,18 +1661,28 @@ def test_exact_bias_in_both_engines_is_lambda_gradients_round_by_round(engine, m
 
 
 @pytest.mark.parametrize("bias", ["ips", "pairwise", "additive"])
-def test_yetirank_bias_in_lightgbm_is_deterministic_and_fitted(bias):
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_yetirank_bias_in_both_engines_is_deterministic_and_fitted(engine, bias):
     X, c, ptr, pos = _click_data()
+
+    def train(obj, threads):
+        if engine == "lightgbm":
+            ds = lgb.Dataset(X, c, group=np.diff(ptr), position=pos if obj.bias is not None else None)
+            return lgb.train({"objective": obj, "learning_rate": 0.2, "num_threads": threads, "verbose": -1,
+                              "min_data_in_leaf": 2, "num_leaves": 7}, ds, 3).predict(X)
+        dm = xgb.DMatrix(X, c, group=np.diff(ptr))
+        # YetiRank's Hessians are small on 25 queries: XGBoost's min_child_weight and the objective's agree
+        return xgb.train(obj.params(base_score=0.0, eta=0.2, nthread=threads, max_depth=3), dm, 3,
+                         obj=obj).predict(dm, output_margin=True)
+
+    cls = LightGBMObjective if engine == "lightgbm" else XGBoostObjective
+    extra = {"learning_rate": 0.2} if engine == "xgboost" and bias == "additive" else {}
+    small = {"min_child_weight": 1e-3} if engine == "xgboost" else {}
     preds = []
     for threads in (1, 2):
-        obj = LightGBMObjective("yetirank", bias=bias, n_threads=threads, positions=pos, **_BIAS_KW[bias])
-        ds = lgb.Dataset(X, c, group=np.diff(ptr), position=pos)
-        model = lgb.train({"objective": obj, "learning_rate": 0.2, "num_threads": threads, "verbose": -1,
-                           "min_data_in_leaf": 2, "num_leaves": 7}, ds, 3)
-        preds.append(model.predict(X))
+        obj = cls("yetirank", bias=bias, n_threads=threads, positions=pos, **_BIAS_KW[bias], **extra, **small)
+        preds.append(train(obj, threads))
     np.testing.assert_array_equal(preds[0], preds[1])
-    plain = lgb.train({"objective": LightGBMObjective("yetirank"), "learning_rate": 0.2, "num_threads": 1,
-                       "verbose": -1, "min_data_in_leaf": 2, "num_leaves": 7}, lgb.Dataset(X, c, group=np.diff(ptr)), 3)
-    assert not np.array_equal(plain.predict(X), preds[0])
+    assert not np.array_equal(train(cls("yetirank", **small), 1), preds[0])
     if bias == "pairwise":
         assert obj.bias_factors_[0][0] == 1.0 and np.any(obj.bias_factors_[0] != 1.0)

@@ -1412,3 +1412,44 @@ class TestSplitSampledPairs:
             assert np.all(np.isfinite(g1)) and np.all(np.isfinite(h1)) and np.all(h1 >= 0)
             np.testing.assert_array_equal(g1, g2)
             np.testing.assert_array_equal(h1, h2)
+
+
+# --------------------------------------------------------------------------------------------------
+# issue #45, second session: reference.MARTRanker's YetiRank with bias=, its positions and options
+# --------------------------------------------------------------------------------------------------
+class TestMartYetiRankBias:
+    """``MARTRanker(metric="yetirank", kernel_options={"bias": ...})``: bad positions, propensities and bias
+    options raise a ValueError naming the argument and row before any tree is grown; nothing is mutated."""
+
+    X = np.random.default_rng(0).normal(size=(6, 2))
+
+    def _fit(self, position=None, **opts):
+        return reference.MARTRanker(metric="yetirank", n_estimators=2, num_leaves=2, min_data_in_leaf=1,
+                                    kernel_options=opts).fit(self.X, Y, group=[3, 3], position=position)
+
+    @pytest.mark.parametrize("position,opts,pattern", [
+        (np.array([0, 1, -1, 0, 1, 2]), {"bias": "pairwise"}, r"position must be >= 0.*row 2 is -1"),
+        (np.array([0, 1, 1.5, 0, 1, 2]), {"bias": "pairwise"}, r"position must be integers.*row 2"),
+        (np.array([0, 1, 1, 0, 1, 2]), {"bias": "additive"}, r"rows 1 and 2 of query 0 are both at position 1"),
+        (np.array([0, 1, 2, 0, 1]), {"bias": "pairwise"}, r"position has 5 rows"),
+        (np.array([0, 1, 2, 0, 1, 2]), {}, r"position= is read with a bias="),
+        (np.array([0, 1, 2, 0, 1, 2]), {"bias": "ips", "propensities": [1.0, 0.5]}, r"row 2 is 2.*propensities has 2"),
+        (None, {"bias": "ips", "propensities": [1.0, 0.0, 0.5]}, r"propensities must lie in \(0, 1\]"),
+        (None, {"bias": "ips"}, r"bias='ips' needs propensities"),
+        (None, {"bias": "pairwise", "bias_norm": -1.0}, r"bias_norm must be a finite number >= 0"),
+        (None, {"bias": "additive", "bias_norm": 1.0}, r"bias_norm= is an option of bias='pairwise'"),
+        (None, {"bias": "bogus"}, r"bias must be None or one of"),
+    ])
+    def test_bad_input_is_named(self, position, opts, pattern):
+        before = None if position is None else position.copy()
+        with pytest.raises(ValueError, match=pattern):
+            self._fit(position, **opts)
+        if position is not None:
+            np.testing.assert_array_equal(position, before)
+
+    @pytest.mark.parametrize("opts", [{"bias": "ips", "propensities": [1.0, 0.5, 0.25]}, {"bias": "pairwise"},
+                                      {"bias": "additive"}])
+    def test_valid_calls_give_finite_models(self, opts):
+        pos = np.array([2, 0, 1, 0, 1, 2])
+        model = self._fit(pos.copy(), **opts)
+        assert np.all(np.isfinite(model.predict(self.X)))

@@ -212,3 +212,46 @@ def test_a_root_of_every_row_takes_the_pairs_as_they_are(ranking_20):
     partitioned = TreeGrower(extra, n_bins, np.append(g, 0.0), np.append(h, 0.0), rows, **kw).grow()
     for name in direct.dtype.names:
         np.testing.assert_array_equal(direct[name], partitioned[name], err_msg=name)
+
+
+THREAD_TREES = """
+import hashlib, sys
+import numpy as np
+from lambda_objectives.data.datasets import make_ranking
+from reference import MARTRanker
+d = make_ranking(150, docs_per_query=(5, 60), n_features=9, seed=11)
+for kw in (dict(criterion="se"), dict(criterion="ole"), dict(criterion="ole_exact"),
+           dict(criterion="ole_exact", k=None, growth="breadth_first"), dict(objective="mcrank")):
+    row = []
+    for threads in (1, 2, 3):
+        args = dict(objective="lambda", metric="ndcg", k=10, num_leaves=15, n_estimators=3, min_data_in_leaf=5,
+                    n_threads=threads)
+        args.update(kw)
+        m = MARTRanker(**args).fit(d.X, d.y, group=d.group, history_loss=False)
+        digest = hashlib.md5()
+        for tree in m.trees_:
+            for t in (tree if isinstance(tree, (list, tuple)) else [tree]):
+                digest.update(np.ascontiguousarray(t).tobytes())
+        digest.update(m.predict(d.X).tobytes())
+        row.append(digest.hexdigest())
+    print(sorted(kw.items()), *row)
+"""
+
+
+def test_trees_are_the_same_bits_at_one_two_and_three_threads():
+    """Every kernel of a tree sums in an order fixed by its rows and pairs, never by the thread
+    count: SE, Newton OLE, exact OLE (bounded best-first and full-list breadth-first) and McRank
+    trees (every field of every node, and the predictions) are the same bits at 1, 2 and 3 threads
+    (numba started with 3 threads in a fresh process, whatever the machine's cores)."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_NUM_THREADS="3")
+    out = subprocess.run([sys.executable, "-c", THREAD_TREES], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = out.stdout.strip().splitlines()
+    assert len(lines) == 5, out.stdout
+    for line in lines:
+        digests = line.split()[-3:]
+        assert len(set(digests)) == 1, line

@@ -7,7 +7,7 @@ import pytest
 from lambda_objectives import lambda_gradients
 from reference import BinMapper
 from reference import histogram as hist_module
-from reference.histogram import build_histogram, build_pair_histograms, new_histogram, subtract_histogram
+from reference.histogram import build_histogram, build_pair_histograms, new_histogram
 
 
 def test_histogram_subtraction_equals_brute_force(small_ranking):
@@ -17,10 +17,10 @@ def test_histogram_subtraction_equals_brute_force(small_ranking):
     rows = np.arange(binned.shape[0], dtype=np.int64)
     child = np.sort(rng.choice(rows, rows.shape[0] // 3, replace=False))
     rest = np.setdiff1d(rows, child)
-    parent_h, child_h, out, direct = (new_histogram(binned.shape[1]) for _ in range(4))
+    parent_h, child_h, direct = (new_histogram(binned.shape[1]) for _ in range(3))
     build_histogram(binned, rows, g, h, parent_h)
-    build_histogram(binned, child, g, h, child_h)
-    subtract_histogram(parent_h, child_h, out)
+    out = parent_h.copy()
+    build_histogram(binned, child, g, h, child_h, out)  # out: parent − child
     build_histogram(binned, rest, g, h, direct)
     np.testing.assert_allclose(out, direct, rtol=1e-10, atol=1e-10)
     brute = np.zeros_like(direct)
@@ -225,3 +225,40 @@ def test_serial_twins_cache_apart_from_the_parallel_kernels(tmp_path):
     assert p.stdout.split() == ["True", "None"]
     index = sorted(f.name for f in tmp_path.rglob("*.nbi") if "build_histogram_and_weights" in f.name)
     assert len(index) == 2 and any("_serial" in f for f in index), index
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("n_features", [3, 8, 9])
+def test_a_build_with_its_parent_leaves_the_sibling_subtracted_to_the_bit(small_ranking, n_features):
+    """``build_histogram`` and ``build_histogram_and_weights`` given the parent's histogram turn it
+    into the sibling's in the same kernel: the same bits as ``parent − child`` after a plain build
+    (and the child's own histogram unchanged), serial and parallel, at 1 and 2 threads."""
+    from lambda_objectives import numba_threads
+
+    X = np.hstack([small_ranking.X, small_ranking.X[:, ::-1]])[:, :n_features]
+    binned = BinMapper().fit_transform(X)
+    rng = np.random.default_rng(8)
+    n = binned.shape[0]
+    g, h, w = rng.normal(size=n), rng.uniform(size=n), rng.normal(size=n)
+    every = np.arange(n, dtype=np.int64)
+    rows = np.sort(rng.choice(n, n // 3, replace=False)).astype(np.int64)
+    parent, child, sibling = (new_histogram(n_features) for _ in range(3))
+    build_histogram(binned, every, g, h, parent)
+    build_histogram(binned, rows, g, h, child)
+    np.subtract(parent, child, out=sibling)
+    brute = np.zeros((n_features, 256, 3))
+    for f in range(n_features):
+        for r in np.setdiff1d(every, rows):
+            brute[f, binned[r, f]] += (g[r], h[r], 1.0)
+    np.testing.assert_allclose(sibling, brute, rtol=1e-10, atol=1e-10)
+    for threads in (1, 2):
+        with numba_threads(threads):
+            out, p = new_histogram(n_features), parent.copy()
+            build_histogram(binned, rows, g, h, out, p)
+            np.testing.assert_array_equal(out, child)
+            np.testing.assert_array_equal(p, sibling)
+            for k in ("", "_serial"):
+                out, p, out_w = new_histogram(n_features), parent.copy(), np.empty((n_features, 256))
+                getattr(hist_module, "build_histogram_and_weights" + k)(binned, rows, g, h, w, out, out_w, p)
+                np.testing.assert_array_equal(out, child)
+                np.testing.assert_array_equal(p, sibling)

@@ -208,3 +208,45 @@ def test_mq2008_row_split_is_refused_and_whole_queries_score(shared_data):
     train, test = next(KFold(5, shuffle=True, random_state=0).split(df))
     cut = clone(est).fit(df.iloc[train], d.y[train]).score(df.iloc[test], d.y[test], new_queries=True)
     assert cut > 0.9 > grouped.mean() + 0.1
+
+
+# -- bias= through the rankers (issue #45): fit(..., position=) --------------------------------------------------
+@pytest.mark.parametrize("bias", ["ips", "pairwise", "additive"])
+@pytest.mark.parametrize("metric", ["ndcg", "mrr", "yetirank"])
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_rankers_train_every_bias_from_fit_position(engine, metric, bias):
+    """fit(..., position=) trains the debiased model of an objective given those positions (a copy: the
+    caller's objective is untouched), the same bits at 1 and 2 threads, and not the model without bias."""
+    d = lo.make_ranking(25, docs_per_query=(2, 15), n_features=4, seed=7)
+    rng = np.random.default_rng(7)
+    pos = np.concatenate([rng.permutation(m) for m in d.group])
+    clicks = ((rng.random(len(d.y)) < 1.0 / (1.0 + pos)) & (d.y > 0)).astype(float)
+    cls, ranker = ((lo.LightGBMObjective, lo.LGBMLambdaRanker) if engine == "lightgbm"
+                   else (lo.XGBoostObjective, lo.XGBLambdaRanker))
+    opts = {"ips": {"propensities": 1.0 / (1.0 + np.arange(15))}, "pairwise": {"bias_norm": 0.5},
+            "additive": {"position_bias_regularization": 0.1}}[bias]
+    threads = "num_threads" if engine == "lightgbm" else "nthread"
+    engine_opts = {"min_data_in_leaf": 2, "num_leaves": 7, "verbose": -1} if engine == "lightgbm" else {"max_depth": 3}
+    if engine == "xgboost":  # small Hessians on 25 queries: the objective's min_child_weight goes to XGBoost
+        opts["min_child_weight"] = 1e-3
+
+    def fit(obj, t, **kw):
+        est = ranker(obj, n_estimators=3, learning_rate=0.2, **{threads: t}, **engine_opts)
+        return est.fit(d.X, clicks, group=d.group, **kw)
+
+    preds = []
+    for t in (1, 2):
+        obj = cls(metric, bias=bias, n_threads=t, **opts)
+        est = fit(obj, t, position=pos)
+        assert obj.positions is None  # the caller's objective keeps its own (none)
+        preds.append(est.predict(d.X))
+        given = fit(cls(metric, bias=bias, n_threads=t, positions=pos, **opts), t)
+        np.testing.assert_array_equal(given.predict(d.X), preds[-1])
+    np.testing.assert_array_equal(preds[0], preds[1])
+    plain = cls(metric, **({"min_child_weight": 1e-3} if engine == "xgboost" else {}))
+    assert not np.array_equal(fit(plain, 1).predict(d.X), preds[0])
+    fitted = est.objective_
+    if bias == "pairwise":
+        assert np.any(fitted.bias_factors_[0] != 1.0)
+    elif bias == "additive":
+        assert np.any(fitted.position_bias_ != 0.0)
