@@ -568,6 +568,75 @@ def test_sampled_pairs_list_every_draw():
     np.testing.assert_allclose(np.bincount(p.i, p.h, len(h)) + np.bincount(p.j, p.h, len(h)), h, atol=1e-14)
 
 
+@pytest.fixture
+def split_sampled(monkeypatch):
+    """Every query of at least 20 documents has its sampled draws split into blocks (8 draws a block)."""
+    from lambda_objectives._kernels import pairs
+
+    monkeypatch.setattr(pairs, "SAMPLED_SPLIT_DOCS", 20)
+    monkeypatch.setattr(pairs, "SAMPLED_BLOCK_DRAWS", 8)
+    return pairs
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("metric", METRICS)
+@pytest.mark.parametrize("k", [None, 5])
+def test_split_sampled_draws_are_the_same_bits_at_any_thread_count(metric, k, split_sampled):
+    """A long query's draws cut into blocks (fixed by n and m, not by the threads): the same bits at
+    1, 2 and 3 threads, within rounding of the unsplit loop (the partners' shares are added after
+    the drawing documents' own), with query weights, LightGBM's normalisation and the cost."""
+    s, y, ptr = _random_batch(21, n_queries=12, max_n=90, distinct=True)
+    w = np.random.default_rng(2).uniform(0.5, 2.0, len(ptr) - 1)
+    assert split_sampled.sampled_blocks(int(np.diff(ptr).max()), 1, 20, 8) > 1
+    for m, opts in ((1, {}), (3, {"query_weights": w, "normalize": "lambdarank"})):
+        runs = [_sampled(s, y, ptr, metric, k, m=m, seed=4, iteration=1, n_threads=nt, return_cost=True, **opts)
+                for nt in (1, 2, 3)]
+        for other in runs[1:]:
+            for got, ref in zip(other, runs[0]):
+                np.testing.assert_array_equal(got, ref)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(split_sampled, "SAMPLED_SPLIT_DOCS", 2 ** 62)  # the unsplit loop: the same draws
+            unsplit = _sampled(s, y, ptr, metric, k, m=m, seed=4, iteration=1, return_cost=True, **opts)
+        for got, ref in zip(runs[0], unsplit):
+            np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-14 * max(1.0, float(np.abs(ref).max())))
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("metric", ["ndcg", "err", "map", "ranknet"])
+def test_split_sampled_draws_with_whole_pools_are_the_full_list(metric, split_sampled):
+    """m >= n − 1 takes every pool whole: the split blocks then give the full list's lambdas (the
+    oracle-tested exact loop); stored pairs never split (one slot sequence per query) and equal the
+    unsplit draws' pairs."""
+    s, y, ptr = _random_batch(22, n_queries=6, max_n=70)
+    g, h = lambda_gradients(s, y, ptr, metric)
+    m = int(np.diff(ptr).max())
+    gm, hm = _sampled(s, y, ptr, metric, m=m, n_threads=2)
+    scale = max(1.0, float(np.abs(g).max()))
+    np.testing.assert_allclose(gm, g, rtol=1e-12, atol=1e-13 * scale)
+    np.testing.assert_allclose(hm, h, rtol=1e-12, atol=1e-13 * scale)
+    gp, hp, p = _sampled(s, y, ptr, metric, m=2, n_threads=2, return_pairs=True)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(split_sampled, "SAMPLED_SPLIT_DOCS", 2 ** 62)
+        gu, hu = _sampled(s, y, ptr, metric, m=2)
+    np.testing.assert_array_equal(gp, gu)
+    np.testing.assert_allclose(np.bincount(p.i, p.h, len(hp)) + np.bincount(p.j, p.h, len(hp)), hp, atol=1e-14)
+
+
+@pytest.mark.kernel
+def test_split_sampled_draws_stay_unbiased(split_sampled):
+    """The split changes the order of the sums only: averaged over 300 seeds the split draws still
+    estimate the full list's lambdas (as :func:`test_sampled_pairs_are_unbiased_for_the_full_list`)."""
+    rng = np.random.default_rng(3)
+    ptr = np.array([0, 45, 125])
+    y, s = rng.integers(0, 4, 125).astype(float), rng.normal(size=125)
+    g, _ = lambda_gradients(s, y, ptr, "ndcg")
+    est = np.array([_sampled(s, y, ptr, "ndcg", m=2, seed=i, n_threads=2)[0] for i in range(300)])
+    se = est.std(0, ddof=1) / np.sqrt(len(est))
+    varies = se > 1e-12 * max(1.0, np.abs(g).max())
+    z = (est.mean(0) - g)[varies] / se[varies]
+    assert varies.sum() > 20 and 0.7 < np.sqrt(np.mean(z ** 2)) < 1.3 and np.abs(z).max() < 5
+
+
 @pytest.mark.parametrize("kwargs, match", [
     ({"pair_method": "bogus"}, r"pair_method must be one of \('all', 'mean'\)"),
     ({"num_pair_per_sample": 3}, r"\['num_pair_per_sample'\] only apply to sampled pairs: pass pair_method='mean'"),
