@@ -1374,52 +1374,6 @@ class TestOneDoorPerObjective:
 
 
 # --------------------------------------------------------------------------------------------------
-# long queries' sampled pairs (issue #47): the split draws and the adapters' prepared pair path
-# --------------------------------------------------------------------------------------------------
-
-class TestSplitSampledPairs:
-    """A query long enough to have its sampled draws split over the threads (the threshold lowered to
-    20 documents here) takes bad input as an unsplit one does: the same errors, no mutation, zeros
-    where no pair counts, finite results for huge scores, ties and signed zeros."""
-
-    @pytest.fixture(autouse=True)
-    def _split(self, monkeypatch):
-        from lambda_objectives._kernels import pairs
-
-        monkeypatch.setattr(pairs, "SAMPLED_SPLIT_DOCS", 20)
-        monkeypatch.setattr(pairs, "SAMPLED_BLOCK_DRAWS", 8)
-
-    @staticmethod
-    def _call(s, y, p, **kw):
-        return call_unmutated(lo.lambda_gradients, s, y, p, "ndcg", pair_method="mean", num_pair_per_sample=2, **kw)
-
-    @pytest.mark.parametrize("case,s,y,pattern", [
-        ("nan score", np.r_[np.zeros(39), np.nan], np.r_[np.ones(20), np.zeros(20)], r"scores"),
-        ("inf score", np.r_[np.zeros(39), np.inf], np.r_[np.ones(20), np.zeros(20)], r"scores"),
-        ("negative label", np.zeros(40), np.r_[np.ones(39), -1.0], r"label"),
-        ("nan label", np.zeros(40), np.r_[np.ones(39), np.nan], r"label")])
-    def test_bad_input_is_refused(self, case, s, y, pattern):
-        expect_error(lo.lambda_gradients, pattern, s, y, [0, 40], "ndcg", pair_method="mean")
-
-    def test_no_pair_counts_gives_zeros(self):
-        s = np.random.default_rng(0).normal(size=60)
-        for y in (np.zeros(60), np.full(60, 3.0)):  # IDCG 0; one label: every pool empty
-            g, h = self._call(s, y, [0, 60], n_threads=2)
-            assert not g.any() and not h.any()
-
-    def test_huge_scores_ties_and_signed_zeros_stay_finite_and_thread_free(self):
-        rng = np.random.default_rng(1)
-        y = rng.integers(0, 4, 80).astype(float)
-        for s in (rng.normal(size=80) * 1e300, np.where(rng.random(80) < 0.5, 0.0, -0.0),
-                  np.r_[np.full(40, 1e-310), -np.full(40, 1e-310)]):
-            g1, h1 = self._call(s, y, [0, 80], n_threads=1)
-            g2, h2 = self._call(s, y, [0, 80], n_threads=2)
-            assert np.all(np.isfinite(g1)) and np.all(np.isfinite(h1)) and np.all(h1 >= 0)
-            np.testing.assert_array_equal(g1, g2)
-            np.testing.assert_array_equal(h1, h2)
-
-
-# --------------------------------------------------------------------------------------------------
 # issue #45, second session: reference.MARTRanker's YetiRank with bias=, its positions and options
 # --------------------------------------------------------------------------------------------------
 class TestMartYetiRankBias:

@@ -25,11 +25,7 @@ exact ``|ΔZ|`` times ``|C_r|/(2m)`` to both members. A pair ``(i, j)`` is drawn
 times and by ``j`` ``m/|C_j|`` times in expectation, so its expected total weight is ``1/2 + 1/2 = 1``:
 ``E[g] = g_all`` and ``E[h] = h_all`` for every document (before ``normalize``, whose factor is of the
 sampled total). A pool of at most ``m`` documents is taken whole, each with weight 1/2, so lists with
-``n − 1 <= m`` give the full-list result (up to summation order). A query of at least
-:data:`SAMPLED_SPLIT_DOCS` documents has its draws cut into blocks of rank positions over the threads
-(:func:`sampled_blocks`, fixed by ``n`` and ``m``): each block adds its own documents' shares, the
-partners' shares are added afterwards in draw order, so the bits do not depend on the threads (they
-differ from the unsplit loop's by the order of the sums only; the draws are the same).
+``n − 1 <= m`` give the full-list result (up to summation order).
 """
 
 import math
@@ -94,54 +90,33 @@ def _query_tables(s, lab, val, metric, k, sigma, disc):
     (``inline="always"``, as the other helpers of the pair loop): short queries pay no call.
     """
     n = s.shape[0]
+    kk = cutoff(n, k)
     order = stable_order_desc(s)
     # one allocation for every per-query table: short queries are dominated by allocator calls
     work = np.empty(8 * n + 1)
-    views = _work_views(work, n)
-    _gather(s, lab, val, order, sigma, views, 0, n)
-    return order, work, views, _metric_tables(metric, k, disc, views, n, _ideal_inverse(metric, val, k, disc))
-
-
-@njit(cache=True, inline="always")
-def _gather(s, lab, val, order, sigma, views, lo, hi):
-    """Rank positions ``lo <= r < hi`` of the rank-order tables: scores, labels, values, zeroed sums and
-    ``er = exp(σ(s − max s))``."""
-    sr, lr, vr, gr, hr, er, acc, pref = views
-    top = s[order[0]]
-    for r in range(lo, hi):
+    sr, lr, vr, gr, hr, er, acc, pref = _work_views(work, n)
+    for r in range(n):
         d = order[r]
         sr[r] = s[d]
         lr[r] = lab[d]
         vr[r] = val[d]
         gr[r] = 0.0
         hr[r] = 0.0
-        # rho = 1/(1+exp(sigma(s_hi - s_lo))) = e_lo/(e_lo + e_hi) with e = exp(sigma(s - max s)):
-        # one exp per document instead of one per pair; e <= 1 cannot overflow, and pairs whose
-        # e underflows towards subnormals fall back to the direct formula.
-        er[r] = math.exp(sigma * (sr[r] - top))
+    # rho = 1/(1+exp(sigma(s_hi - s_lo))) = e_lo/(e_lo + e_hi) with e = exp(sigma(s - max s)):
+    # one exp per document instead of one per pair; e <= 1 cannot overflow, and pairs whose
+    # e underflows towards subnormals fall back to the direct formula.
+    for r in range(n):
+        er[r] = math.exp(sigma * (sr[r] - sr[0]))
 
-
-@njit(cache=True, inline="always")
-def _ideal_inverse(metric, val, k, disc):
-    """``1/IDCG@k`` for the NDCG family (it needs no ranking), 0 for the other metrics."""
-    if metric == NDCG or metric == NDCG_LOSS2 or metric == NDCG_LOSS2PP or metric == NDCG_LOSS2_TOP \
-            or metric == NDCG_LOSS2PP_TOP:
-        return ndcg_inverse_ideal(val, k, disc)
-    return 0.0
-
-
-@njit(cache=True, inline="always")
-def _metric_tables(metric, k, disc, views, n, inv):
-    """The metric's per-query tables (in ``views``) and scalars ``tab`` (:func:`_query_tables`), the
-    NDCG family's ``inv`` = :func:`_ideal_inverse` given; an ideal value of 0 means every |ΔZ| is 0."""
-    sr, lr, vr, gr, hr, er, acc, pref = views
-    kk = cutoff(n, k)
+    # Per-query tables of the metric; an ideal value of 0 means every |ΔZ| is 0.
+    inv = 0.0
     n_rel = 0.0
     first = n
     second = n
     a_end = pair_rows(metric, n, k)
     if metric == NDCG or metric == NDCG_LOSS2 or metric == NDCG_LOSS2PP or metric == NDCG_LOSS2_TOP \
             or metric == NDCG_LOSS2PP_TOP:
+        inv = ndcg_inverse_ideal(val, k, disc)
         if inv == 0.0:
             a_end = 0
         elif metric != NDCG:
@@ -154,7 +129,7 @@ def _metric_tables(metric, k, disc, views, n, inv):
         if n_rel == 0.0:
             a_end = 0
     rr_first = 1.0 / (first + 1.0) if first < kk else 0.0
-    return (kk, a_end, inv, n_rel, first, second, rr_first)
+    return order, work, (sr, lr, vr, gr, hr, er, acc, pref), (kk, a_end, inv, n_rel, first, second, rr_first)
 
 
 @njit(cache=True, inline="always")
@@ -420,68 +395,55 @@ def _pool(labels, lab):
     return np.searchsorted(labels, lab, side="left"), np.searchsorted(labels, lab, side="right")
 
 
-@njit(cache=True, inline="always")
-def _sampled_tables(s, lab, val, metric, k, sigma, disc):
-    """:func:`_query_tables` plus the partner pools of the sampled draws (:func:`_sampled_pools`):
-    ``(order, work, views, tab, pools)``."""
+@njit(cache=True)
+def query_lambdas_sampled(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
+                          store, pi, pj, ph, row0, want_cost, mu, m, key, bias, fa, fb, ca, cb):
+    """:func:`query_lambdas` with ``m`` sampled partners per document (module docstring), the draws
+    of stream ``key``: draw ``j`` of the document in row ``d`` of the query is number ``d·m + j``.
+
+    Each sampled pair gets the exact ``|ΔZ|`` of the same closed forms (ERR's from prefix and suffix
+    tables, :func:`~.err.err_delta_any`). Returns ``(pairs stored, cost)``, the cost estimated alike.
+    """
+    n = s.shape[0]
+    for r in range(n):
+        g[r] = 0.0
+        h[r] = 0.0
+    if n <= 1:
+        return 0, 0.0
     order, work, views, tab = _query_tables(s, lab, val, metric, k, sigma, disc)
-    return order, work, views, tab, _sampled_pools(metric, views, tab, order.shape[0])
-
-
-@njit(cache=True, inline="always")
-def _sampled_pools(metric, views, tab, n):
-    """What the sampled draws read besides :func:`_query_tables`: ``(suf, top_only, by_all, by_top,
-    lab_top, blk)``: ERR's suffix table, whether documents below the cut-off draw from the top ``kk``
-    only, the positions sorted by label (all, and the top ``kk``), the top's sorted labels and each
-    position's label block ``blk[2r], blk[2r + 1]`` in ``by_all``."""
     sr, lr, vr, gr, hr, er, acc, pref = views
-    kk = tab[0]
+    kk, a_end, inv, n_rel, first, second, rr_first = tab
+    if a_end == 0:  # the ideal value is 0: every |ΔZ| is 0
+        return 0, 0.0
     suf = np.empty(n + 1) if metric == ERR else pref[:0]
-    if metric == ERR and tab[1] != 0:  # a sampled pair may lie anywhere: ERR's suffix table too
+    if metric == ERR:  # a sampled pair may lie anywhere: ERR's suffix table too
         err_suffix(vr, pref, kk, suf)
+
     # partner pools: positions sorted by label (ties by position), all n or only the top kk
     # (below the cut-off of a top-k objective every pair without a top-k member weighs 0)
     top_only = kk < n and not (metric == NDCG_LOSS2 or metric == NDCG_LOSS2PP)
     by_all = stable_order_asc(lr)
+    lab_all = lr[by_all]
     by_top = stable_order_asc(lr[:kk]) if top_only else by_all[:0]
     lab_top = lr[:kk][by_top]
-    # each position's label block in the sorted labels, in one pass (a binary search per document
-    # cost more than the pair it draws)
+    # each position's label block in ``lab_all``, in one pass (a binary search per document cost
+    # more than the pair it draws)
     blk = np.empty(2 * n, dtype=np.int64)
     i0 = 0
     while i0 < n:
-        l0 = lr[by_all[i0]]
         i1 = i0 + 1
-        while i1 < n and lr[by_all[i1]] == l0:
+        while i1 < n and lab_all[i1] == lab_all[i0]:
             i1 += 1
         for i in range(i0, i1):
             blk[2 * by_all[i]] = i0
             blk[2 * by_all[i] + 1] = i1
         i0 = i1
-    return (suf, top_only, by_all, by_top, lab_top, blk)
 
-
-@njit(cache=True, inline="always")
-def _sampled_draws(r_lo, r_hi, metric, sigma, disc, mu, m, key, views, tab, pools, order, want_cost, store, row0,
-                   pi, pj, ph, count, defer, dp, dg, dh, bias, fa, fb, ca, cb):
-    """The draws of the documents at rank positions ``r_lo <= r < r_hi`` (module docstring): the one
-    home of the sampled pair formulas, for a whole query and for a block of a long one.
-
-    Each draw's force goes to its two members in ``gr``/``hr`` (``views``). With ``defer`` only the
-    drawing document's share is added there (a block owns its positions); the partner's share is
-    written to draw slot ``r·m + j`` (``dp`` its position, -1 for none; ``dg``, ``dh``), added later in
-    slot order by :func:`sampled_end`. Returns ``(next pair slot, Σ 2|λ|, Σ cost terms)``.
-    """
-    sr, lr, vr, gr, hr, er, acc, pref = views
-    kk, a_end, inv, n_rel, first, second, rr_first = tab
-    suf, top_only, by_all, by_top, lab_top, blk = pools
+    count = 0
     total = 0.0
     cost = 0.0
     mm = np.uint64(m)
-    for r in range(r_lo, r_hi):
-        if defer:
-            for j in range(m):
-                dp[r * m + j] = -1
+    for r in range(n):
         if top_only and r >= kk:
             pool = by_top
             lo, hi = _pool(lab_top, lr[r])
@@ -540,17 +502,10 @@ def _sampled_draws(r_lo, r_hi, metric, sigma, disc, mu, m, key, views, tab, pool
             lam = sigma * dz * rho
             hh = sigma * sigma * dz * rho * (1.0 - rho)
             signed = -lam if a_hi else lam
-            if defer:  # own share now, the partner's in slot order later (blocks write apart)
-                gr[r] += signed if r == a else -signed
-                hr[r] += hh
-                dp[r * m + j] = p
-                dg[r * m + j] = -signed if r == a else signed
-                dh[r * m + j] = hh
-            else:
-                gr[a] += signed
-                gr[b] -= signed
-                hr[a] += hh
-                hr[b] += hh
+            gr[a] += signed
+            gr[b] -= signed
+            hr[a] += hh
+            hr[b] += hh
             total += 2.0 * lam
             if want_cost:
                 x = sigma * (sr[a] - sr[b])
@@ -565,109 +520,8 @@ def _sampled_draws(r_lo, r_hi, metric, sigma, disc, mu, m, key, views, tab, pool
                 pj[count] = row0 + (order[b] if a_hi else order[a])
                 ph[count] = hh
             count += 1
-    return count, total, cost
 
-
-@njit(cache=True)
-def query_lambdas_sampled(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
-                          store, pi, pj, ph, row0, want_cost, mu, m, key, bias, fa, fb, ca, cb):
-    """:func:`query_lambdas` with ``m`` sampled partners per document (module docstring), the draws
-    of stream ``key``: draw ``j`` of the document in row ``d`` of the query is number ``d·m + j``.
-
-    Each sampled pair gets the exact ``|ΔZ|`` of the same closed forms (ERR's from prefix and suffix
-    tables, :func:`~.err.err_delta_any`). Returns ``(pairs stored, cost)``, the cost estimated alike.
-    """
-    n = s.shape[0]
-    for r in range(n):
-        g[r] = 0.0
-        h[r] = 0.0
-    if n <= 1:
-        return 0, 0.0
-    order, work, views, tab, pools = _sampled_tables(s, lab, val, metric, k, sigma, disc)
-    if tab[1] == 0:  # the ideal value is 0: every |ΔZ| is 0
-        return 0, 0.0
-    none = np.empty(0, dtype=np.int64)
-    count, total, cost = _sampled_draws(0, n, metric, sigma, disc, mu, m, key, views, tab, pools, order, want_cost,
-                                        store, row0, pi, pj, ph, 0, False, none, ph[:0], ph[:0], bias, fa, fb, ca, cb)
-    return _finish(views[3], views[4], order, weight, normalize, total, g, h, store, ph, count, cost)
-
-
-#: a query of at least this many documents has its sampled draws cut into blocks over the threads
-#: (:func:`sampled_blocks`): below it, queries in parallel balance the threads
-SAMPLED_SPLIT_DOCS = 8192
-#: a block of a split query's sampled draws holds about this many draws
-SAMPLED_BLOCK_DRAWS = 2048
-
-
-@njit(cache=True)
-def sampled_blocks(n, m, split_docs, block_draws):
-    """How many blocks the sampled draws of a query of ``n`` documents (``m`` a document) are cut into
-    (1 = not split): a function of ``n``, ``m`` and the two constants only, never of the threads.
-    Block ``j`` is rank positions ``[j·n//B, (j + 1)·n//B)``."""
-    if n < split_docs or n < 2:
-        return 1
-    return min(n, MAX_BLOCKS, max(2, (n * m) // block_draws))
-
-
-@njit(cache=True)
-def sampled_pools(metric, views, tab, n):
-    """:func:`_sampled_pools` of a split query, called (not inlined) from the parallel driver."""
-    return _sampled_pools(metric, views, tab, n)
-
-
-@njit(cache=True)
-def metric_tables(metric, k, disc, views, n, inv):
-    """:func:`_metric_tables` of a split query, called (not inlined) from the parallel driver."""
-    return _metric_tables(metric, k, disc, views, n, inv)
-
-
-@njit(cache=True)
-def sampled_task(t, metric, s, val, bits, k, disc, seed, rnd, order, inv, keys):
-    """Task ``t`` of a split query's first step: 0 ranks it into ``order``, 1 computes what needs no
-    ranking (``inv[0]`` = :func:`_ideal_inverse`, ``keys[0]`` its draws' stream key)."""
-    if t == 0:
-        order[:] = stable_order_desc(s)
-    else:
-        inv[0] = _ideal_inverse(metric, val, k, disc)
-        keys[0] = query_key(seed, rnd, content_key(bits))
-
-
-@njit(cache=True)
-def gather_block(s, lab, val, order, sigma, views, lo, hi):
-    """:func:`_gather` of rank positions ``lo <= r < hi``, a call of its own from the parallel driver."""
-    _gather(s, lab, val, order, sigma, views, lo, hi)
-
-
-@njit(cache=True)
-def scatter_block(gr, hr, order, scale, g, h, lo, hi):
-    """Rank positions ``lo <= r < hi`` of the sums back to document order, times ``scale`` (:func:`_scatter`)."""
-    for r in range(lo, hi):
-        g[order[r]] = gr[r] * scale
-        h[order[r]] = hr[r] * scale
-
-
-@njit(cache=True)
-def sampled_block(r_lo, r_hi, metric, sigma, disc, mu, m, key, views, tab, pools, order, want_cost, dp, dg, dh, bias,
-                  fa, fb, ca, cb):
-    """One block of a split query's draws (:func:`_sampled_draws` with ``defer``), a call of its own from
-    the parallel driver; returns ``(Σ 2|λ|, Σ cost terms)``."""
-    none = np.empty(0, dtype=np.int64)
-    _, total, cost = _sampled_draws(r_lo, r_hi, metric, sigma, disc, mu, m, key, views, tab, pools, order, want_cost,
-                                    False, 0, none, none, dg[:0], 0, True, dp, dg, dh, bias, fa, fb, ca, cb)
-    return total, cost
-
-
-@njit(cache=True)
-def sampled_end(views, n, m, dp, dg, dh):
-    """Add the partners' shares of a split query's draws, slot by slot in order ``r·m + j``: the same
-    order at any thread count."""
-    gr = views[3]
-    hr = views[4]
-    for c in range(n * m):
-        p = dp[c]
-        if p >= 0:
-            gr[p] += dg[c]
-            hr[p] += dh[c]
+    return _finish(gr, hr, order, weight, normalize, total, g, h, store, ph, count, cost)
 
 
 @njit(cache=True)
@@ -764,51 +618,19 @@ def _make_sampled_driver(metric):
 
     Query ``q``'s stream is keyed by ``(seed, iteration, content_key(its labels' bits))``: the same
     query draws the same partners wherever it sits in the data, however the data is partitioned or
-    scheduled over threads, and whichever worker computes it. Queries of at least ``split_docs``
-    documents (:func:`sampled_blocks`) then run one after another, their draws cut into blocks over
-    the threads: each block adds its own documents' shares and writes its partners' to draw slots,
-    added in slot order (:func:`sampled_end`), so the result is the same at any thread count (and
-    differs from the unsplit loop's only by the order of the sums, ~1e-16 relative).
+    scheduled over threads, and whichever worker computes it.
     """
 
     @njit(cache=True, parallel=True)
     def driver(scores, labels, values, group_ptr, k, sigma, disc, weights, normalize, grad, hess, store,
                pair_ptr, pi, pj, ph, counts, schedule, n_chunks, want_cost, cost, mu, m, label_bits, seed, rnd,
-               split_docs, block_draws, bias, fa, fb, ca, cb):
+               bias, fa, fb, ca, cb):
         n_queries = group_ptr.shape[0] - 1
-        # the split queries: the two tasks of their first step (the ranking; IDCG and the stream key)
-        # join the parallel region of the other queries (one region less: under load each region
-        # waits for its slowest thread)
-        n_split = 0
-        for q in range(n_queries):
-            if sampled_blocks(group_ptr[q + 1] - group_ptr[q], m, split_docs, block_draws) > 1:
-                n_split += 1
-        split_q = np.empty(n_split, dtype=np.int64)
-        split_at = np.zeros(n_split + 1, dtype=np.int64)
-        j = 0
-        for q in range(n_queries):
-            nq = group_ptr[q + 1] - group_ptr[q]
-            if sampled_blocks(nq, m, split_docs, block_draws) > 1:
-                split_q[j] = q
-                split_at[j + 1] = split_at[j] + nq
-                j += 1
-        orders = np.empty(split_at[n_split], dtype=np.int64)
-        invs = np.empty(n_split)
-        keys = np.empty(n_split, dtype=np.uint64)
-        for c in prange(n_chunks + 2 * n_split):
-            if c >= n_chunks:
-                si = (c - n_chunks) // 2
-                sa = group_ptr[split_q[si]]
-                sb = group_ptr[split_q[si] + 1]
-                sampled_task((c - n_chunks) % 2, metric, scores[sa:sb], values[sa:sb], label_bits[sa:sb], k, disc, seed,
-                             rnd, orders[split_at[si]:split_at[si + 1]], invs[si:si + 1], keys[si:si + 1])
-                continue
+        for c in prange(n_chunks):
             for t in range(c, n_queries, n_chunks):
                 q = schedule[t]
                 a = group_ptr[q]
                 b = group_ptr[q + 1]
-                if sampled_blocks(b - a, m, split_docs, block_draws) > 1:
-                    continue
                 p0 = pair_ptr[q]
                 p1 = pair_ptr[q + 1]
                 key = query_key(seed, rnd, content_key(label_bits[a:b]))
@@ -818,53 +640,6 @@ def _make_sampled_driver(metric):
                                                   bias, fa[a:b], fb[a:b], ca[a:b], cb[a:b])
                 counts[q] = stored
                 cost[q] = v
-        for i in range(n_split):
-            q = split_q[i]
-            a = group_ptr[q]
-            b = group_ptr[q + 1]
-            n = b - a
-            n_blocks = sampled_blocks(n, m, split_docs, block_draws)
-            # the caller never splits with stored pairs or BIAS_ESTIMATE (their slots and sums are shared)
-            counts[q] = 0
-            cost[q] = 0.0
-            for r in range(n):
-                grad[a + r] = 0.0
-                hess[a + r] = 0.0
-            order = orders[split_at[i]:split_at[i + 1]]
-            work = np.empty(8 * n + 1)
-            views = _work_views(work, n)
-            # one pass on this thread: a parallel region more costs more than it saves when the machine is
-            # busy (a region waits for its slowest thread: under load, a scheduler's time slice)
-            gather_block(scores[a:b], labels[a:b], values[a:b], order, sigma, views, 0, n)
-            tab = metric_tables(metric, k, disc, views, n, invs[i])
-            if tab[1] == 0:
-                continue
-            key = keys[i]
-            pools = sampled_pools(metric, views, tab, n)
-            dp = np.empty(n * m, dtype=np.int64)
-            dg = np.empty(n * m)
-            dh = np.empty(n * m)
-            totals = np.empty(n_blocks)
-            costs = np.empty(n_blocks)
-            for j in prange(n_blocks):
-                tj, cj = sampled_block(j * n // n_blocks, (j + 1) * n // n_blocks, metric, sigma, disc, mu, m, key,
-                                       views, tab, pools, order, want_cost, dp, dg, dh, bias, fa[a:b], fb[a:b],
-                                       ca[a:b], cb[a:b])
-                totals[j] = tj
-                costs[j] = cj
-            total = 0.0
-            cq = 0.0
-            for j in range(n_blocks):
-                total += totals[j]
-                cq += costs[j]
-            sampled_end(views, n, m, dp, dg, dh)
-            scale = weights[q]  # _scatter's scale, its scatter over the blocks
-            if normalize == NORM_LAMBDARANK and total > 0.0:
-                scale *= math.log2(1.0 + total) / total
-            gr = views[3]
-            hr = views[4]
-            scatter_block(gr, hr, order, scale, grad[a:b], hess[a:b], 0, n)
-            cost[q] = cq * weights[q]
 
     return driver
 
