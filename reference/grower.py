@@ -55,6 +55,88 @@ def _partition(binned, rows, feature, b):
     return left, right
 
 
+@njit(cache=True, inline="always")
+def _block_sum(v, rows, lo, n):
+    """NumPy's pairwise sum of ``v[rows[lo:lo + n]]`` for ``n <= 128`` (``pairwise_sum`` of
+    NumPy's ``loops_utils.h.src``): fewer than 8 terms in a row; otherwise eight interleaved
+    partial sums combined as ``((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))``, then the rest."""
+    if n < 8:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += v[rows[i]]
+        return res
+    r0, r1, r2, r3 = v[rows[lo]], v[rows[lo + 1]], v[rows[lo + 2]], v[rows[lo + 3]]
+    r4, r5, r6, r7 = v[rows[lo + 4]], v[rows[lo + 5]], v[rows[lo + 6]], v[rows[lo + 7]]
+    m = n - n % 8
+    for i in range(lo + 8, lo + m, 8):
+        r0 += v[rows[i]]
+        r1 += v[rows[i + 1]]
+        r2 += v[rows[i + 2]]
+        r3 += v[rows[i + 3]]
+        r4 += v[rows[i + 4]]
+        r5 += v[rows[i + 5]]
+        r6 += v[rows[i + 6]]
+        r7 += v[rows[i + 7]]
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for i in range(lo + m, lo + n):
+        res += v[rows[i]]
+    return res
+
+
+@njit(cache=True)
+def _pairwise_sum(v, rows):
+    """NumPy's pairwise sum of ``v[rows]``: above 128 terms, the sum of the two halves' sums, the
+    first half ``n // 2`` rounded down to a multiple of 8, each summed so (:func:`_block_sum` at
+    the leaves). NumPy recurses; this walks the same tree with a stack of its own (numba's on-disk
+    cache breaks recursive functions: numba issue #6061)."""
+    frame_lo = np.empty(128, dtype=np.int64)
+    frame_n = np.empty(128, dtype=np.int64)
+    frame_done = np.empty(128, dtype=np.bool_)  # both halves summed: add them
+    vals = np.empty(128)
+    frame_lo[0], frame_n[0], frame_done[0] = 0, rows.shape[0], False
+    sp = 1
+    vp = 0
+    while sp > 0:
+        sp -= 1
+        lo, n, done = frame_lo[sp], frame_n[sp], frame_done[sp]
+        if done:
+            vals[vp - 2] = vals[vp - 2] + vals[vp - 1]
+            vp -= 1
+        elif n <= 128:
+            vals[vp] = _block_sum(v, rows, lo, n)
+            vp += 1
+        else:
+            n2 = n // 2
+            n2 -= n2 % 8
+            # popped in reverse: the first half, the second, then their sum
+            frame_lo[sp], frame_n[sp], frame_done[sp] = lo, n, True
+            frame_lo[sp + 1], frame_n[sp + 1], frame_done[sp + 1] = lo + n2, n - n2, False
+            frame_lo[sp + 2], frame_n[sp + 2], frame_done[sp + 2] = lo, n2, False
+            sp += 3
+    return vals[0]
+
+
+@njit(cache=True)
+def gathered_sum(v, rows):
+    """``float(v[rows].sum())`` to the bit (NumPy's reduction starts from its identity, 0.0, and adds
+    the contiguous gathered array's pairwise sum), without the gathered copy or a NumPy call: the
+    leaf values' bits come from these sums."""
+    return 0.0 + _pairwise_sum(v, rows)
+
+
+@njit(cache=True)
+def _partition_sums(binned, rows, feature, b, g, h, sums):
+    """:func:`_partition` and each side's ``(Σ g, Σ h, count)`` into ``sums[0]`` (left) and
+    ``sums[1]`` (right), the sums as :func:`gathered_sum` makes them: one call a split where the
+    grower made nine (the partition, then a gather and a NumPy sum per side and column)."""
+    left, right = _partition(binned, rows, feature, b)
+    for k, side in enumerate((left, right)):
+        sums[k, 0] = gathered_sum(g, side)
+        sums[k, 1] = gathered_sum(h, side)
+        sums[k, 2] = side.shape[0]
+    return left, right
+
+
 @njit(cache=True)
 def _label_pairs(member, pi, pj, t0, t1, side, counts):
     """``side[t]`` for the pairs ``t0 <= t < t1``: 0 both documents marked in ``member``, 1 neither,
@@ -345,13 +427,17 @@ class TreeGrower:
             self._x = np.empty(binned.shape[0])
             self._zeros = np.zeros((n_features, N_BINS))
 
-    def _make_node(self, rows, depth, hist, pairs, phist=None, pset=None, bound=None, final=False):
-        """A node of ``rows`` with its sums and, unless ``final`` (a leaf for good), its best split."""
+    def _make_node(self, rows, depth, hist, pairs, phist=None, pset=None, bound=None, final=False, sums=None):
+        """A node of ``rows`` with its sums (``sums``: ``(Σ g, Σ h, count)`` already made, as NumPy sums
+        them: :func:`_partition_sums`) and, unless ``final`` (a leaf for good), its best split."""
         node = _Node()
         node.rows, node.depth, node.hist, node.pairs, node.phist = rows, depth, hist, pairs, phist
         node.pset, node.bound = pset, bound
-        node.G = float(self.g[rows].sum())
-        node.H = float(self.h[rows].sum())
+        if sums is None:
+            node.G = float(self.g[rows].sum())
+            node.H = float(self.h[rows].sum())
+        else:
+            node.G, node.H = float(sums[0]), float(sums[1])
         node.N = float(rows.shape[0])
         node.H_exact = node.H - 2.0 * float(pairs[2].sum()) if pairs is not None else node.H
         node.split = None
@@ -365,13 +451,16 @@ class TreeGrower:
         return (self.max_depth is None or node.depth < self.max_depth) and \
             not (node.N < 2 * self.min_data or node.H < 2 * self.min_hess)
 
-    def _fused_children(self, node, left_rows, right_rows):
+    def _fused_children(self, node, left_rows, right_rows, kid_sums):
         """The children of ``node`` (SE, Newton OLE) with their histograms and best splits from one
-        :func:`_split_children` call; ``node.hist`` becomes the larger child's."""
-        kids = [self._make_node(r, node.depth + 1, None, None, final=True) for r in (left_rows, right_rows)]
-        small, large = kids if left_rows.shape[0] <= right_rows.shape[0] else kids[::-1]
+        :func:`_split_children` call; ``node.hist`` becomes the larger child's. ``kid_sums``: the
+        children's ``(Σ g, Σ h, count)`` (:func:`_partition_sums`)."""
+        kids = [self._make_node(r, node.depth + 1, None, None, final=True, sums=kid_sums[k])
+                for k, r in enumerate((left_rows, right_rows))]
+        small_first = left_rows.shape[0] <= right_rows.shape[0]
+        small, large = kids if small_first else kids[::-1]
         both = (small, large)
-        sums = np.array([[k.G, k.H, k.N] for k in both])
+        sums = kid_sums if small_first else kid_sums[::-1].copy()
         search = np.array([self._searchable(k) for k in both])
         small.hist, large.hist = new_histogram(self.binned.shape[1]), node.hist
         node.hist = None
@@ -673,12 +762,15 @@ class TreeGrower:
         n_features = self.binned.shape[1]
         hist = self.root_hist
         self.root_hist = None
+        every_row = self.rows.shape[0] == self.binned.shape[0] and \
+            np.array_equal(self.rows, np.arange(self.rows.shape[0]))
         if hist is None:
             hist = new_histogram(n_features)
-            build_histogram(self.binned, self.rows, self.g, self.h, hist)
+            # rows None: every row in order, read without the index (the same sums)
+            build_histogram(self.binned, None if every_row else self.rows, self.g, self.h, hist)
         root_pairs = None
         if self.exact:
-            if self.rows.shape[0] == self.binned.shape[0] and np.array_equal(self.rows, np.arange(self.rows.shape[0])):
+            if every_row:
                 root_pairs = tuple(self.pairs)  # every row is in the root, so is every pair, in order
             else:
                 self._member[self.rows] = True
@@ -719,21 +811,26 @@ class TreeGrower:
                 nid = candidates[-1]
             node = nodes[nid]
             gain, feature, b = node.split
-            left_rows, right_rows = _partition(self.binned, node.rows, feature, b)
+            if self.exact:
+                left_rows, right_rows = _partition(self.binned, node.rows, feature, b)
+                kid_sums = (None, None)
+            else:
+                kid_sums = np.empty((2, 3))
+                left_rows, right_rows = _partition_sums(self.binned, node.rows, feature, b, self.g, self.h, kid_sums)
             if self.LAST_SPLIT_LEAVES and n_leaves + 1 == self.num_leaves and \
                     not (self.exact and self.leaf_hessian == "exact"):
                 # the last split: its children stay leaves, and a leaf reads only its rows and their
                 # gradient sums, so their histograms, pairs and split searches are never built
                 node.hist = node.phist = node.pset = node.bound = None
-                nodes += [self._make_node(left_rows, node.depth + 1, None, None, final=True),
-                          self._make_node(right_rows, node.depth + 1, None, None, final=True)]
+                nodes += [self._make_node(left_rows, node.depth + 1, None, None, final=True, sums=kid_sums[0]),
+                          self._make_node(right_rows, node.depth + 1, None, None, final=True, sums=kid_sums[1])]
                 children[nid] = (len(nodes) - 2, len(nodes) - 1)
                 n_leaves += 1
                 break
             if self.exact:
                 left, right = self._exact_children(node, left_rows, right_rows)
             else:
-                left, right = self._fused_children(node, left_rows, right_rows)
+                left, right = self._fused_children(node, left_rows, right_rows, kid_sums)
             nodes += [left, right]
             children[nid] = (len(nodes) - 2, len(nodes) - 1)
             order.remove(nid)
