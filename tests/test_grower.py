@@ -282,3 +282,26 @@ def test_gathered_sums_are_numpys_to_the_bit():
     np.testing.assert_array_equal(right, rows[binned[rows, 1] > 2])
     for k, side in enumerate((left, right)):
         assert tuple(sums[k]) == (float(v[side].sum()), float(h[side].sum()), float(side.shape[0]))
+
+
+@pytest.mark.parametrize("criterion", ["se", "ole", "ole_exact"])
+def test_trees_from_pooled_buffers_are_the_trees_from_fresh_ones(ranking_20, criterion):
+    """Growers sharing a pool of histogram buffers (``buffers``, as a fit's trees do) grow the trees of
+    growers allocating their own, tree after tree (the later trees on the earlier trees' buffers,
+    whatever those hold), and every buffer a tree took is back in the pool once it is grown."""
+    d, binned, n_bins = ranking_20
+    rng = np.random.default_rng(13)
+    rows = np.arange(binned.shape[0], dtype=np.int64)
+    pool = {}
+    for t in range(3):
+        F = rng.normal(size=d.y.shape[0])
+        g, h, pairs = lambda_gradients(F, d.y, d.group_ptr, "ndcg", 10, return_pairs=True)
+        kw = dict(criterion=criterion, num_leaves=12, min_data_in_leaf=5, pairs=(pairs.i, pairs.j, pairs.h))
+        fresh = TreeGrower(binned, n_bins, g, h, rows, **kw).grow()
+        grower = TreeGrower(binned, n_bins, g, h, rows, buffers=pool, **kw)
+        pooled = grower.grow()
+        for name in fresh.dtype.names:
+            np.testing.assert_array_equal(pooled[name], fresh[name], err_msg=f"{name}, tree {t}")
+        assert grower._taken == [] and sum(len(v) for v in pool.values()) > 0
+    held = [id(b) for v in pool.values() for b in v]
+    assert len(held) == len(set(held))  # no buffer handed out twice
