@@ -421,6 +421,8 @@ class TreeGrower:
             raise ValueError(f"num_leaves must be >= 2, got {num_leaves}")
         if CRITERIA[criterion] == OLE_EXACT and pairs is None:
             raise ValueError("criterion='ole_exact' needs the per-pair Hessians (a lambda objective)")
+        if buffers is not None and not isinstance(buffers, dict):
+            raise ValueError(f"buffers must be None or a dict a grower filled, got {type(buffers).__name__}")
         self.binned, self.n_bins, self.g, self.h = binned, n_bins, g, h
         self.rows, self.root_hist = rows, root_hist
         self._pool, self._taken = buffers, []
@@ -453,7 +455,15 @@ class TreeGrower:
         back into it when the tree is grown."""
         shape = (self.binned.shape[1], N_BINS) if channels is None else (self.binned.shape[1], N_BINS, channels)
         free = None if self._pool is None else self._pool.get(shape)
-        buf = free.pop() if free else np.empty(shape)
+        if free:
+            buf = free.pop()
+            if not (isinstance(buf, np.ndarray) and buf.dtype == np.float64 and buf.shape == shape and
+                    buf.flags.c_contiguous and buf.flags.writeable):
+                raise ValueError(f"buffers must be None or a dict a grower filled: its entry {shape} holds "
+                                 f"{type(buf).__name__} {getattr(buf, 'dtype', '')} {getattr(buf, 'shape', '')}, not a "
+                                 "writeable C-contiguous float64 array of that shape")
+        else:
+            buf = np.empty(shape)
         self._taken.append(buf)
         return buf
 
