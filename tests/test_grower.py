@@ -305,3 +305,35 @@ def test_trees_from_pooled_buffers_are_the_trees_from_fresh_ones(ranking_20, cri
         assert grower._taken == [] and sum(len(v) for v in pool.values()) > 0
     held = [id(b) for v in pool.values() for b in v]
     assert len(held) == len(set(held))  # no buffer handed out twice
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("n_features", [3, 8, 9, 13, 17])
+def test_split_kernel_groups_of_eight_sum_as_one_feature_at_a_time(ranking_20, n_features):
+    """``_split_children`` builds the smaller child in groups of 8 features (then 4, then one at a time):
+    every bin is the plain row-order loop's sum, to the bit, and the larger child is ``parent − small``,
+    at 1 and 2 threads."""
+    from lambda_objectives import numba_threads
+    from reference.grower import _split_children
+    from reference.histogram import new_histogram
+
+    d, binned, n_bins = ranking_20
+    binned, n_bins = np.asfortranarray(binned[:, :n_features]), n_bins[:n_features]
+    rng = np.random.default_rng(14)
+    n = binned.shape[0]
+    g, h = rng.normal(size=n), rng.uniform(size=n)
+    rows = np.sort(rng.choice(n, n // 3, replace=False)).astype(np.int64)
+    parent = rng.normal(size=(n_features, 256, 3))
+    brute = np.zeros((n_features, 256, 3))
+    for f in range(n_features):
+        for r in rows:
+            brute[f, binned[r, f]] += (g[r], h[r], 1.0)
+    sums = np.array([[g[rows].sum(), h[rows].sum(), rows.shape[0]], [1.0, 1.0, 1.0]])
+    for threads in (1, 2):
+        with numba_threads(threads):
+            small, large = new_histogram(n_features), parent.copy()
+            gains, bins = np.empty((2, n_features)), np.empty((2, n_features), dtype=np.int64)
+            _split_children(binned, rows, g, h, small, large, n_bins, np.ones(n_features, dtype=np.bool_), sums,
+                            np.array([True, False]), 1, 0.0, 5.0, 1e-3, np.zeros((1, 1)), gains, bins)
+            np.testing.assert_array_equal(small, brute)
+            np.testing.assert_array_equal(large, parent - brute)
