@@ -856,9 +856,13 @@ class TreeGrower:
             if self.exact:
                 left_rows, right_rows = _partition(self.binned, node.rows, feature, b)
                 kid_sums = (None, None)
-            else:
+            elif self.g.dtype == np.float64 and self.h.dtype == np.float64:
                 kid_sums = np.empty((2, 3))
                 left_rows, right_rows = _partition_sums(self.binned, node.rows, feature, b, self.g, self.h, kid_sums)
+            else:  # NumPy sums other dtypes in their own precision: its sums, as _make_node takes them
+                left_rows, right_rows = _partition(self.binned, node.rows, feature, b)
+                kid_sums = np.array([[float(self.g[r].sum()), float(self.h[r].sum()), r.shape[0]]
+                                     for r in (left_rows, right_rows)])
             if self.LAST_SPLIT_LEAVES and n_leaves + 1 == self.num_leaves and \
                     not (self.exact and self.leaf_hessian == "exact"):
                 # the last split: its children stay leaves, and a leaf reads only its rows and their

@@ -337,3 +337,4 @@ def test_split_kernel_groups_of_eight_sum_as_one_feature_at_a_time(ranking_20, n
                             np.array([True, False]), 1, 0.0, 5.0, 1e-3, np.zeros((1, 1)), gains, bins)
             np.testing.assert_array_equal(small, brute)
             np.testing.assert_array_equal(large, parent - brute)
+
