@@ -422,7 +422,7 @@ def pair_setup(labels, group_ptr, n, metric="ndcg", k=None, sigma=1.0, *, gain="
     _check_sigma_normalize(sigma, normalize)
     sampling = check_pair_method(pair_method, num_pair_per_sample, seed, 0)
     plan = pair_plan(metric, labels, group_ptr, n, k, gain=gain, label_gain=label_gain, max_label=max_label,
-                     threshold=threshold, query_weights=query_weights)
+                     threshold=threshold, query_weights=query_weights, constants=sampling is not None)
     return plan, normalize, mu, sampling
 
 
@@ -442,13 +442,17 @@ class PairPlan(NamedTuple):
     schedule: np.ndarray
     sampled_schedule: np.ndarray
     bits: np.ndarray
+    keys: np.ndarray
+    invs: np.ndarray
 
 
 def pair_plan(metric, labels, group_ptr, n, k=None, *, gain="exp", label_gain=None, max_label=None, threshold=0.0,
-              query_weights=None):
+              query_weights=None, constants=False):
     """The :class:`PairPlan` of pair objective ``metric`` (a canonical registry name; ``k`` parsed) on
     ``n`` rows: the labels, groups and query weights checked, the metric's per-document values, the
-    discount table and the queries' schedules."""
+    discount table and the queries' schedules; with ``constants`` also what the sampled pairs compute
+    per query from the data set alone (:func:`pairs.sampled_constants`: worth it for a plan run every
+    boosting round, not for one call)."""
     row = reg.REGISTRY[metric]
     y = check_labels(labels, n, integer=reg.needs_integer_labels(metric, gain, label_gain))
     ptr = check_group_ptr(group_ptr, n)
@@ -464,8 +468,13 @@ def pair_plan(metric, labels, group_ptr, n, k=None, *, gain="exp", label_gain=No
     # Largest queries first, dealt round-robin: balances threads despite uneven list lengths.
     schedule = np.argsort(-(sizes * (sizes if all_pairs else kk)), kind="stable").astype(PTR)
     bits = (y + 0.0).view(np.uint64)  # + 0.0: a label -0.0 has the bits of 0.0 (the sampled streams' key)
+    if constants:
+        keys, invs = pairs.sampled_constants(values, bits, ptr, 0 if k is None else k, disc,
+                                             row.code in reg.NDCG_FAMILY)
+    else:
+        keys, invs = np.empty(0, dtype=np.uint64), np.empty(0, dtype=FLOAT)
     return PairPlan(row.code, all_pairs, y, ptr, values, k, disc, w, sizes, schedule,
-                    np.argsort(-sizes, kind="stable").astype(PTR), bits)
+                    np.argsort(-sizes, kind="stable").astype(PTR), bits, keys, invs)
 
 
 def pair_run(plan, s, grad, hess, sigma=1.0, normalize=None, mu=None, sampling=None, n_threads=None,
@@ -502,7 +511,8 @@ def pair_run(plan, s, grad, hess, sigma=1.0, normalize=None, mu=None, sampling=N
             # 64-bit hashing wraps on purpose (a warning only under NUMBA_DISABLE_JIT=1)
             with np.errstate(over="ignore"):
                 pairs.SAMPLED_DRIVERS[plan.code](*args, plan.sampled_schedule, chunks, bool(return_cost), cost, mu, m,
-                                                 plan.bits, np.uint64(seed), np.uint64(iteration), *_bias)
+                                                 plan.bits, np.uint64(seed), np.uint64(iteration), plan.keys, plan.invs,
+                                                 *_bias)
     extra = (cost,) if return_cost else ()
     if not return_pairs:
         return (grad, hess) + extra
