@@ -508,8 +508,11 @@ def pair_run(plan, s, grad, hess, sigma=1.0, normalize=None, mu=None, sampling=N
                                      pairs.BLOCK_SPAN, *_bias)
         else:
             m, seed, iteration = sampling
-            # 64-bit hashing wraps on purpose (a warning only under NUMBA_DISABLE_JIT=1)
-            with np.errstate(over="ignore"):
+            # 64-bit hashing wraps on purpose (a warning only under NUMBA_DISABLE_JIT=1). A chunk is the
+            # sampled driver's unit of work: threads beyond the chunks would only join the parallel
+            # region and be waited for (one long query at 2 threads took 3.4x its 1-thread time on a
+            # loaded machine, a scheduler slice per call); each query's bits do not depend on the threads
+            with np.errstate(over="ignore"), numba_threads(min(nt, chunks)):
                 pairs.SAMPLED_DRIVERS[plan.code](*args, plan.sampled_schedule, chunks, bool(return_cost), cost, mu, m,
                                                  plan.bits, np.uint64(seed), np.uint64(iteration), plan.keys, plan.invs,
                                                  *_bias)
