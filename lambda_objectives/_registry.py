@@ -24,6 +24,8 @@ from ._kernels.codes import (DCG, ERR, GAIN_DIFF, LABEL_DIFF, LISTMLE, MAP, MRR,
 #: the LambdaLoss codes whose pair loop forms every pair (the published LambdaLoss@K), not only
 #: pairs with a document in the top k
 ALL_PAIRS = (NDCG_LOSS2, NDCG_LOSS2PP)
+#: the pair-loop codes whose |ΔZ| is scaled by ``1/IDCG@k`` (the pair loop's ``_query_tables``)
+NDCG_FAMILY = (NDCG, NDCG_LOSS2, NDCG_LOSS2PP, NDCG_LOSS2_TOP, NDCG_LOSS2PP_TOP)
 
 #: ``integer_labels`` value of the gain-based rows: whole grades unless ``gain='linear'``
 UNLESS_LINEAR = "unless linear gain"

@@ -45,10 +45,12 @@ def _pair_objectives(d, s):
 
 
 def _sampled_pairs(d, s):
-    from .objectives.lambdas import lambda_gradients
+    from .objectives.lambdas import lambda_gradients, pair_setup
 
     for m in _pair_metrics():
         lambda_gradients(s, d.y, d.group_ptr, m, 5, pair_method="mean")
+    # the adapters' per-data-set constants of the sampled pairs (pairs.sampled_constants)
+    pair_setup(d.y, d.group_ptr, d.y.shape[0], "ndcg", 5, pair_method="mean")
 
 
 def _listwise_objectives(d, s):

@@ -312,6 +312,34 @@ def test_default_backend_is_lambda_gradients_with_document_weights():
         np.testing.assert_array_equal(ho, (h * w).astype(np.float32))
 
 
+@pytest.mark.parametrize("opts", [{"pair_method": "mean", "num_pair_per_sample": 2, "seed": 7},
+                                  {"metric": "err", "k": 5, "normalize": "lambdarank"},
+                                  {"metric": "ndcg_loss2pp", "k": 3, "mu": 5.0, "pair_method": "mean"}])
+def test_the_prepared_pair_path_is_lambda_gradients_round_by_round(opts):
+    """The exact back end checks the data set and builds its tables once (``lambdas.pair_setup``),
+    then each round runs only the pair loop: the same bits as ``lambda_gradients`` with that round's
+    ``iteration``, the document weights applied after, the float32 hand-back."""
+    lam = pytest.importorskip("lambda_objectives.objectives.lambdas")
+    opts = dict(opts)
+    metric = opts.pop("metric", "ndcg")
+    X, y, ptr, s = _small_ranking(3)
+    w = np.linspace(0.5, 2.0, len(ptr) - 1).astype(np.float32)
+    dm = xgb.DMatrix(X, y, group=np.diff(ptr), weight=w)
+    obj = XGBoostObjective(metric, **opts)
+    for r in range(3):
+        p = (s + 0.1 * r).astype(np.float32)
+        g, h = obj(p, dm)
+        kw = {key: v for key, v in opts.items() if key != "k"}
+        if "pair_method" in opts:
+            kw["iteration"] = r
+        if metric == "err":
+            kw["max_label"] = float(y.max())
+        eg, eh = lam.lambda_gradients(p.astype(np.float64), y, ptr, metric, opts.get("k"), **kw)
+        rw = np.repeat(w.astype(np.float64), np.diff(ptr))
+        np.testing.assert_array_equal(g, (eg * rw).astype(np.float32))
+        np.testing.assert_array_equal(h, (eh * rw).astype(np.float32))
+
+
 def _small_ranking(seed=0, n_q=12):
     rng = np.random.default_rng(seed)
     sizes = rng.integers(3, 9, n_q)

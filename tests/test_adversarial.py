@@ -1447,3 +1447,50 @@ class TestGrowerBufferPool:
         assert sum(len(v) for v in pool.values()) == held  # the second tree reused the first's buffers
         for name in first.dtype.names:
             np.testing.assert_array_equal(first[name], second[name])
+
+
+# --------------------------------------------------------------------------------------------------
+# issue #47 (branch lists2): the adapters' prepared pair path (lambdas.pair_setup / pair_run, the
+# sampled pairs' per-data-set constants): bad input met round by round, data sets that change
+# --------------------------------------------------------------------------------------------------
+
+class TestPreparedPairPath:
+    """The exact back end checks a data set once and runs only the pair loop each round: a bad score in
+    a later round, a huge sigma, labels swapped for another data set with the same shape, one-document
+    and zero-ideal queries must each give what ``lambda_gradients`` gives (its error or its bits)."""
+
+    S = np.array([0.3, -0.2, 1.1, 0.0, 0.4, 0.2, -0.5, 0.8])
+    Y = np.array([2.0, 0.0, 1.0, 0.0, 0.0, 0.0, 3.0, 1.0])
+    P = np.array([0, 4, 5, 8])  # the middle query has one document
+
+    @pytest.mark.parametrize("opts", [{"pair_method": "mean", "num_pair_per_sample": 2}, {"k": 3}])
+    def test_a_bad_score_in_a_later_round_is_named(self, opts):
+        obj = lo.LightGBMObjective("ndcg", **opts)
+        obj.gradients(self.S, self.Y, self.P)  # the data set prepared
+        for bad in (np.nan, np.inf, -np.inf):
+            s = self.S.copy()
+            s[5] = bad
+            expect_error(obj.gradients, r"score", s, self.Y, self.P)
+
+    def test_a_huge_sigma_overflows_with_a_message_naming_it(self):
+        """σ² overflows float64 (the Hessian): the prepared path names sigma as lambda_gradients does."""
+        s = self.S * 1e-200
+        opts = {"sigma": 1e200, "pair_method": "mean", "num_pair_per_sample": 2}
+        expect_error(lo.lambda_gradients, r"overflowed.*sigma", s, self.Y, self.P, "ndcg", **opts)
+        expect_error(lo.LightGBMObjective("ndcg", **opts).gradients, r"overflowed.*sigma", s, self.Y, self.P)
+
+    @pytest.mark.parametrize("metric", ["ndcg", "err", "map", "ndcg_loss2pp"])
+    def test_new_labels_of_the_same_shape_rebuild_the_plan(self, metric):
+        """The per-data-set constants (content keys, 1/IDCG) follow the labels: a second data set of
+        the same shape (labels negated in order, one query all zeros) gives lambda_gradients' bits,
+        one-document and zero-ideal queries zeros."""
+        obj = lo.LightGBMObjective(metric, pair_method="mean", num_pair_per_sample=3, seed=5)
+        kw = {"max_label": 3.0} if metric == "err" else {}
+        for r, y in enumerate((self.Y, np.array([0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 3.0]))):
+            g, h = call_unmutated(obj.gradients, self.S, y, self.P)
+            eg, eh = lo.lambda_gradients(self.S, y, self.P, metric, pair_method="mean", num_pair_per_sample=3, seed=5,
+                                         iteration=r, **kw)
+            np.testing.assert_array_equal(g, eg.astype(np.float32))
+            np.testing.assert_array_equal(h, eh.astype(np.float32))
+            assert g[4] == 0.0 and h[4] == 0.0  # the one-document query
+        assert not g[:4].any()  # the all-zero query: no pair counts

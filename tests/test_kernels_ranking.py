@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from lambda_objectives._kernels.ranking import (
+    _bucket_order_desc,
     _radix_order_desc,
     cutoff,
     discount_table,
@@ -44,6 +45,32 @@ def test_stable_order_desc_is_the_merge_sort_at_every_size_and_on_awkward_scores
             np.testing.assert_array_equal(_radix_order_desc(s, cap), got)
 
 
+def test_the_bucket_sort_is_the_merge_sort_however_the_scores_bunch():
+    """``_bucket_order_desc`` (every finite list above 48 scores): buckets by value, so heavy tails,
+    one far outlier (every other score in one bucket: the per-bucket merge sort), a range of
+    subnormals, a range that overflows (±1e308: refused, the radix sort instead), few distinct scores
+    and signed zeros must all give the merge sort's permutation."""
+    rng = np.random.default_rng(12)
+    for n in (49, 100, 257, 3000):
+        for s in (rng.standard_cauchy(n), np.exp(5.0 * rng.normal(size=n)), np.r_[rng.normal(size=n - 1), 1e300],
+                  np.r_[rng.normal(size=n - 1) * 1e-320, 0.0], np.r_[-1e308, rng.normal(size=n - 2), 1e308],
+                  rng.integers(0, 3, n) * 1.0, np.where(rng.random(n) < 0.5, 0.0, -0.0),
+                  np.r_[np.full(n - 30, 1.0), rng.normal(size=30)], np.r_[rng.normal(size=n - 30), np.full(30, 0.5)],
+                  1.0 + 1e-15 * rng.integers(0, 40, n)):
+            got = _bucket_order_desc(s)
+            expect = np.argsort(-s, kind="mergesort")
+            with np.errstate(divide="ignore", over="ignore"):
+                span = np.max(s) - np.min(s)
+                refused = not (np.isfinite(span) and (span == 0 or np.isfinite((n - 1) / span)))
+            if refused:  # the range overflows or is too narrow to scale: the caller sorts instead
+                assert got.shape == (0,)
+            else:
+                np.testing.assert_array_equal(got, expect)
+            np.testing.assert_array_equal(stable_order_desc(s), expect)
+    assert _bucket_order_desc(np.r_[1.0, np.inf, 0.0]).shape == (0,)
+    assert _bucket_order_desc(np.r_[1.0, np.nan, 0.0]).shape == (0,)
+
+
 def test_ideal_dcg_is_the_descending_sort_at_every_size():
     rng = np.random.default_rng(5)
     for n in (3, 60, 200, 3000):
@@ -61,6 +88,17 @@ def test_ideal_dcg_is_the_descending_sort_at_every_size():
             for k in (0, 1, 3, n + 5):
                 kk = n if k == 0 else min(k, n)
                 assert ideal_dcg(g, k, disc) == sum(np.sort(g)[::-1][:kk] * disc[:kk])
+
+
+def test_discount_prefix_is_the_table_of_that_length_bit_for_bit():
+    """The process-wide longest table's prefix: the same bits as a table of that length, whether it
+    grows, shrinks or stays, and at least one entry (as ``discount_table``)."""
+    from lambda_objectives._kernels.ranking import discount_prefix
+
+    for n in (5, 1, 3000, 17, 0, 7000, 2999):
+        got = discount_prefix(n)
+        np.testing.assert_array_equal(got, discount_table(max(n, 1)))
+        assert got.dtype == np.float64 and got.flags.c_contiguous and got.shape == (max(n, 1),)
 
 
 def test_discount_table_is_the_definition_with_libms_scalar_log2_bit_for_bit():

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lambda_objectives.objectives import LAMBDA_METRICS
+from lambda_objectives import _registry as reg
 from lambda_objectives import lambda_gradients
 
 METRICS = LAMBDA_METRICS  # every lambda objective of the registry
@@ -566,6 +567,44 @@ def test_sampled_pairs_list_every_draw():
     g, h, p = _sampled(s, y, ptr, "ndcg", m=2, return_pairs=True)
     assert p.ptr[-1] == len(p.i) and np.all(y[p.i] > y[p.j])
     np.testing.assert_allclose(np.bincount(p.i, p.h, len(h)) + np.bincount(p.j, p.h, len(h)), h, atol=1e-14)
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("metric", [m for m in METRICS if not (reg.REGISTRY[m].listwise or reg.REGISTRY[m].sampled)])
+@pytest.mark.parametrize("k", [None, 3])
+def test_a_prepared_plan_draws_the_same_bits_as_lambda_gradients(metric, k):
+    """Issue #47: the adapters check a data set and compute its queries' content keys and ``1/IDCG@k``
+    once (``pair_setup``, ``pairs.sampled_constants``), then run only the pair loop each round: the
+    same bits as ``lambda_gradients`` of that round at 1, 2 and 3 threads (one-document queries,
+    zero-IDCG queries and query weights included); the constants are the kernels' own calls."""
+    from lambda_objectives._kernels.ndcg import ndcg_inverse_ideal
+    from lambda_objectives._kernels.ranking import discount_table
+    from lambda_objectives._kernels.yetirank import content_key
+    from lambda_objectives.objectives.lambdas import pair_run, pair_setup
+
+    s, y, ptr = _random_batch(31, n_queries=25, max_n=50)
+    y[ptr[3]:ptr[4]] = 0.0  # a query whose ideal value is 0
+    w = np.random.default_rng(5).uniform(0.5, 2.0, len(ptr) - 1)
+    opts = {"pair_method": "mean", "num_pair_per_sample": 2, "seed": 9, "query_weights": w}
+    if metric == "err":
+        opts["max_label"] = 4.0
+    kk = k if reg.parse_metric(metric, None, kind="objective")[0] not in ("ranknet", "label_diff", "gain_diff") \
+        else None
+    plan, normalize, mu, sampling = pair_setup(y, ptr, len(y), metric, kk, **opts)
+    for q in range(len(ptr) - 1):
+        a, b = ptr[q], ptr[q + 1]
+        assert plan.keys[q] == content_key((y[a:b] + 0.0).view(np.uint64))
+        if reg.REGISTRY[metric].code in reg.NDCG_FAMILY and b - a > 1:
+            assert plan.invs[q] == ndcg_inverse_ideal(plan.values[a:b], kk or 0, discount_table(int(np.diff(ptr).max())))
+        else:
+            assert plan.invs[q] == -1.0
+    for it in (0, 3):
+        for nt in (1, 2, 3):
+            g, h = lambda_gradients(s, y, ptr, metric, kk, iteration=it, n_threads=nt, **opts)
+            gp, hp = np.empty_like(g), np.empty_like(h)
+            pair_run(plan, s, gp, hp, 1.0, normalize, mu, (sampling[0], sampling[1], it), nt)
+            np.testing.assert_array_equal(gp, g)
+            np.testing.assert_array_equal(hp, h)
 
 
 @pytest.mark.parametrize("kwargs, match", [

@@ -79,8 +79,9 @@ def pair_rows(metric, n, k):
 
 
 @njit(cache=True, inline="always")
-def _query_tables(s, lab, val, metric, k, sigma, disc):
-    """Rank one query (``n >= 2``) and build what its pair loop reads.
+def _query_tables(s, lab, val, metric, k, sigma, disc, inv_given=-1.0):
+    """Rank one query (``n >= 2``) and build what its pair loop reads (``inv_given >= 0``: the NDCG
+    family's ``1/IDCG@k`` computed already, :func:`sampled_constants`).
 
     Returns ``(order, work, views, tab)``: ``order`` the stable ranking; ``work`` one float64 array
     whose ``views`` (:func:`_work_views`) are, in rank order, ``sr`` (scores), ``lr`` (labels), ``vr``
@@ -116,7 +117,7 @@ def _query_tables(s, lab, val, metric, k, sigma, disc):
     a_end = pair_rows(metric, n, k)
     if metric == NDCG or metric == NDCG_LOSS2 or metric == NDCG_LOSS2PP or metric == NDCG_LOSS2_TOP \
             or metric == NDCG_LOSS2PP_TOP:
-        inv = ndcg_inverse_ideal(val, k, disc)
+        inv = ndcg_inverse_ideal(val, k, disc) if inv_given < 0.0 else inv_given
         if inv == 0.0:
             a_end = 0
         elif metric != NDCG:
@@ -397,9 +398,10 @@ def _pool(labels, lab):
 
 @njit(cache=True)
 def query_lambdas_sampled(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
-                          store, pi, pj, ph, row0, want_cost, mu, m, key, bias, fa, fb, ca, cb):
+                          store, pi, pj, ph, row0, want_cost, mu, m, key, inv_given, bias, fa, fb, ca, cb):
     """:func:`query_lambdas` with ``m`` sampled partners per document (module docstring), the draws
-    of stream ``key``: draw ``j`` of the document in row ``d`` of the query is number ``d·m + j``.
+    of stream ``key``: draw ``j`` of the document in row ``d`` of the query is number ``d·m + j``;
+    ``inv_given`` the NDCG family's ``1/IDCG@k`` when known (:func:`sampled_constants`), else -1.
 
     Each sampled pair gets the exact ``|ΔZ|`` of the same closed forms (ERR's from prefix and suffix
     tables, :func:`~.err.err_delta_any`). Returns ``(pairs stored, cost)``, the cost estimated alike.
@@ -410,7 +412,7 @@ def query_lambdas_sampled(s, lab, val, metric, k, sigma, disc, weight, normalize
         h[r] = 0.0
     if n <= 1:
         return 0, 0.0
-    order, work, views, tab = _query_tables(s, lab, val, metric, k, sigma, disc)
+    order, work, views, tab = _query_tables(s, lab, val, metric, k, sigma, disc, inv_given)
     sr, lr, vr, gr, hr, er, acc, pref = views
     kk, a_end, inv, n_rel, first, second, rr_first = tab
     if a_end == 0:  # the ideal value is 0: every |ΔZ| is 0
@@ -618,13 +620,15 @@ def _make_sampled_driver(metric):
 
     Query ``q``'s stream is keyed by ``(seed, iteration, content_key(its labels' bits))``: the same
     query draws the same partners wherever it sits in the data, however the data is partitioned or
-    scheduled over threads, and whichever worker computes it.
+    scheduled over threads, and whichever worker computes it. ``keys``/``invs``: each query's content
+    key and ``1/IDCG@k`` when computed once for the data set (:func:`sampled_constants`, the adapters),
+    else empty (computed here).
     """
 
     @njit(cache=True, parallel=True)
     def driver(scores, labels, values, group_ptr, k, sigma, disc, weights, normalize, grad, hess, store,
                pair_ptr, pi, pj, ph, counts, schedule, n_chunks, want_cost, cost, mu, m, label_bits, seed, rnd,
-               bias, fa, fb, ca, cb):
+               keys, invs, bias, fa, fb, ca, cb):
         n_queries = group_ptr.shape[0] - 1
         for c in prange(n_chunks):
             for t in range(c, n_queries, n_chunks):
@@ -633,15 +637,35 @@ def _make_sampled_driver(metric):
                 b = group_ptr[q + 1]
                 p0 = pair_ptr[q]
                 p1 = pair_ptr[q + 1]
-                key = query_key(seed, rnd, content_key(label_bits[a:b]))
+                ck = keys[q] if keys.shape[0] > 0 else content_key(label_bits[a:b])
+                inv = invs[q] if invs.shape[0] > 0 else -1.0
                 stored, v = query_lambdas_sampled(scores[a:b], labels[a:b], values[a:b], metric, k, sigma, disc,
                                                   weights[q], normalize, grad[a:b], hess[a:b], store,
-                                                  pi[p0:p1], pj[p0:p1], ph[p0:p1], a, want_cost, mu, m, key,
-                                                  bias, fa[a:b], fb[a:b], ca[a:b], cb[a:b])
+                                                  pi[p0:p1], pj[p0:p1], ph[p0:p1], a, want_cost, mu, m,
+                                                  query_key(seed, rnd, ck), inv, bias, fa[a:b], fb[a:b], ca[a:b],
+                                                  cb[a:b])
                 counts[q] = stored
                 cost[q] = v
 
     return driver
+
+
+@njit(cache=True)
+def sampled_constants(values, label_bits, group_ptr, k, disc, ndcg_family):
+    """What the sampled drivers compute per query that depends on the data set only, once for a data
+    set (the adapters call the driver every boosting round): ``(keys, invs)``, each query's
+    :func:`content_key` and, for the NDCG family (``ndcg_family``), its ``1/IDCG@k``
+    (:func:`ndcg_inverse_ideal`, the same call as the pair loop's: the same bits); -1 otherwise."""
+    n_queries = group_ptr.shape[0] - 1
+    keys = np.empty(n_queries, dtype=np.uint64)
+    invs = np.full(n_queries, -1.0)
+    for q in range(n_queries):
+        a = group_ptr[q]
+        b = group_ptr[q + 1]
+        keys[q] = content_key(label_bits[a:b])
+        if ndcg_family and b - a > 1:
+            invs[q] = ndcg_inverse_ideal(values[a:b], k, disc)
+    return keys, invs
 
 
 #: registry code -> its driver. Each query is dealt to one of ``n_chunks`` parallel chunks by

@@ -31,14 +31,18 @@ def stable_order_desc(s):
     """Indices that sort ``s`` descending, ties in input order (stable).
 
     The permutation of ``np.argsort(-s, kind="mergesort")`` (``-0.0`` ties ``0.0``; NaN last): an
-    insertion sort for short lists, numba's merge sort for middling ones and, above ``_RADIX_MIN``
-    scores, a least-significant-digit radix sort of the scores' bit patterns (:func:`_radix_order_desc`).
-    A stable order is unique, so the three give the same indices.
+    insertion sort for short lists; above ``_INSERTION_MAX`` scores a bucket sort by value
+    (:func:`_bucket_order_desc`, O(n) expected) when the scores are finite, else numba's merge sort
+    (up to ``_RADIX_MIN`` scores) or a least-significant-digit radix sort of the scores' bit patterns
+    (:func:`_radix_order_desc`). A stable order is unique, so every path gives the same indices.
     """
     n = s.shape[0]
-    if n > _RADIX_MIN:
-        return _radix_order_desc(s, 64)
     if n > _INSERTION_MAX:
+        order = _bucket_order_desc(s)
+        if order.shape[0] == n:
+            return order
+        if n > _RADIX_MIN:
+            return _radix_order_desc(s, 64)
         return np.argsort(-s, kind="mergesort")
     order = np.empty(n, dtype=np.int64)
     for i in range(n):
@@ -49,6 +53,88 @@ def stable_order_desc(s):
             order[j] = order[j - 1]
             j -= 1
         order[j] = i
+    return order
+
+
+#: a bucket of :func:`_bucket_order_desc` up to this size is finished by insertion, a larger one by the
+#: merge sort (worst case O(n log n) however the scores bunch)
+_BUCKET_INSERTION = 24
+
+
+@njit(cache=True)
+def _bucket_order_desc(s):
+    """:func:`stable_order_desc` of finite scores by a bucket sort on their values; an empty array when
+    a score is NaN or infinite or the range ``max − min`` overflows (the caller sorts otherwise).
+
+    Score ``v`` goes to bucket ``int((max − v) · (n − 1)/(max − min))``, at most ``n − 1``: rounded
+    subtraction, multiplication by a positive factor and truncation are each monotone, so a higher
+    score never lands in a later bucket, and equal scores (``-0.0`` and ``0.0`` included) share one.
+    The buckets are filled in input order (a counting sort: stable), then each is ordered descending,
+    ties in input order: by insertion when small, by numba's merge sort when larger, not at all when
+    all its scores are equal (the early rounds of boosting: few distinct scores). O(n) for scores
+    spread like any continuous distribution; bunched scores fall back to the merge sort per bucket.
+    """
+    n = s.shape[0]
+    hi = s[0]
+    lo = s[0]
+    for i in range(n):
+        v = s[i]
+        if not (v > -np.inf and v < np.inf):  # NaN or infinite
+            return np.empty(0, dtype=np.int64)
+        if v > hi:
+            hi = v
+        if v < lo:
+            lo = v
+    span = hi - lo
+    if span == 0.0:
+        return np.arange(n)
+    scale = (n - 1) / span
+    if not (span < np.inf and scale < np.inf):  # the range overflows, or is too small to divide by
+        return np.empty(0, dtype=np.int64)
+    # one allocation: the buckets' starts (n + 1), each score's bucket (n), the order (n)
+    work = np.zeros(3 * n + 1, dtype=np.int64)
+    start = work[:n + 1]
+    bucket = work[n + 1:2 * n + 1]
+    order = work[2 * n + 1:]
+    for i in range(n):
+        b = min(int((hi - s[i]) * scale), n - 1)
+        bucket[i] = b
+        start[b + 1] += 1
+    for b in range(n):
+        start[b + 1] += start[b]
+    for i in range(n):
+        b = bucket[i]
+        order[start[b]] = i
+        start[b] += 1
+    # start[b] is now bucket b's end (and bucket b's start is start[b − 1], 0 for b = 0)
+    lo_b = 0
+    for b in range(n):
+        end = start[b]
+        size = end - lo_b
+        if size > 1:
+            first = s[order[lo_b]]
+            equal = True
+            for j in range(lo_b + 1, end):
+                if s[order[j]] != first:
+                    equal = False
+                    break
+            if not equal:
+                if size <= _BUCKET_INSERTION:
+                    for i in range(lo_b + 1, end):
+                        d = order[i]
+                        v = s[d]
+                        j = i
+                        # strict: an equal score never overtakes an earlier one (stability)
+                        while j > lo_b and s[order[j - 1]] < v:
+                            order[j] = order[j - 1]
+                            j -= 1
+                        order[j] = d
+                else:
+                    sub = order[lo_b:end].copy()  # ascending indices: the merge sort keeps ties so
+                    perm = np.argsort(-s[sub], kind="mergesort")
+                    for j in range(size):
+                        order[lo_b + j] = sub[perm[j]]
+        lo_b = end
     return order
 
 
@@ -194,6 +280,22 @@ def discount_table(n):
     """``D[r] = 1/log2(r + 2)`` for 0-based positions ``r < n`` (at least one): the reciprocal of
     :func:`position_log2_table`, shared by the exact kernels and the engine-parity presets."""
     return 1.0 / position_log2_table(n)
+
+
+#: the longest discount table computed so far in this process (:func:`discount_prefix`)
+_DISCOUNTS = [np.empty(0)]
+
+
+def discount_prefix(n):
+    """:func:`discount_table` ``(n)`` as the first entries of the longest table computed so far in this
+    process (each entry depends on its position only, so a prefix has the same bits): a 20,000-document
+    query no longer recomputes 20,000 logarithms every call. Kernels only read it; callers must too."""
+    n = max(int(n), 1)
+    table = _DISCOUNTS[0]
+    if table.shape[0] < n:
+        table = discount_table(max(n, 2 * table.shape[0]))
+        _DISCOUNTS[0] = table
+    return table[:n]
 
 
 @njit(cache=True)

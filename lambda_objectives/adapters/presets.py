@@ -39,7 +39,7 @@ from .._kernels.ranking import discount_table, document_gains, gain_table
 from .._registry import REGISTRY
 from .._kernels import xendcg as xendcg_kernels
 from ..objectives.catboost_lambdamart import catboost_lambdamart_gradients, check_catboost_options
-from ..objectives.lambdas import bias_arrays, bias_update, lambda_gradients
+from ..objectives.lambdas import bias_arrays, bias_update, check_overflow, lambda_gradients, pair_run, pair_setup
 from ..objectives.listwise import listmle_gradients, softmax_gradients
 from ..objectives.xendcg import xendcg_gradients
 from ..objectives.plrank import plrank_gradients
@@ -121,8 +121,19 @@ def _compute_exact(obj, st, scores):
                 st["factors"] = res[-1]  # this round's pass re-estimated t+/t- for the next one
                 st["ti"], st["tj"] = st["factors"]
         else:
-            lambda_gradients(s, st["labels"], st["ptr"], obj.metric, obj.k, obj.sigma,
-                             out=(g64, h64), n_threads=obj.n_threads, **opts)
+            if "pairs" not in st:  # the data set's checks and tables once, not every round (None: no pair loop)
+                base = {key: v for key, v in opts.items() if key != "iteration"}
+                st["pairs"] = pair_setup(st["labels"], st["ptr"], st["n"], obj.metric, obj.k, obj.sigma, **base)
+            if st["pairs"] is None:
+                lambda_gradients(s, st["labels"], st["ptr"], obj.metric, obj.k, obj.sigma,
+                                 out=(g64, h64), n_threads=obj.n_threads, **opts)
+            else:
+                plan, normalize, mu, sampling = st["pairs"]
+                if sampling is not None:
+                    sampling = (sampling[0], sampling[1], opts["iteration"])
+                # the scores were checked finite by the caller (_compute)
+                pair_run(plan, kernel_array(s), g64, h64, obj.sigma, normalize, mu, sampling, obj.n_threads)
+                check_overflow(g64, h64, obj.sigma)
     if st["doc_w"] is not None:
         np.multiply(g64, st["doc_w"], out=g64)
         np.multiply(h64, st["doc_w"], out=h64)

@@ -9,7 +9,7 @@ import numpy as np
 from .. import _registry as reg
 from .._core.config import FLOAT, PTR
 from .._kernels import pairs
-from .._kernels.ranking import discount_table
+from .._kernels.ranking import discount_prefix
 from .._core.threads import numba_threads
 from .._kernels.position_bias import additive_newton, shifted_scores, update_bias_factors
 from ..checks import (SEED_MAX, check_bias, check_integer, check_k, check_labels, check_outputs, check_positions,
@@ -385,7 +385,74 @@ def _lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.
     _check_sigma_normalize(sigma, normalize)
     sampling = check_pair_method(pair_method, num_pair_per_sample, seed, iteration)
     s = check_scores(scores)
-    n = s.shape[0]
+    plan = pair_plan(metric, labels, group_ptr, s.shape[0], k, gain=gain, label_gain=label_gain, max_label=max_label,
+                     threshold=threshold, query_weights=query_weights)
+    grad, hess = check_outputs(out, s.shape[0], scores=scores, labels=labels, group_ptr=group_ptr,
+                               query_weights=query_weights)
+    res = pair_run(plan, s, grad, hess, sigma, normalize, mu, sampling, n_threads, return_pairs, return_cost, _bias)
+    check_overflow(grad, hess, sigma)
+    return res
+
+
+def check_overflow(grad, hess, sigma):
+    """Finite inputs can still overflow (σ² in the Hessian, or sums over many pairs): a ValueError
+    naming sigma when a gradient or Hessian is inf or NaN."""
+    if not (np.isfinite(np.sum(grad)) and np.isfinite(np.sum(hess))):
+        raise ValueError(f"gradients or Hessians overflowed to inf/NaN with sigma={sigma!r}: use a smaller sigma "
+                         "(the Hessian scales with sigma**2)")
+
+
+def pair_setup(labels, group_ptr, n, metric="ndcg", k=None, sigma=1.0, *, gain="exp", label_gain=None,
+               max_label=None, threshold=0.0, query_weights=None, normalize=None, mu=None, pair_method="all",
+               num_pair_per_sample=None, seed=None):
+    """``(plan, normalize, mu, sampling)`` for :func:`pair_run` on a data set of ``n`` rows: the options
+    checked as :func:`lambda_gradients` checks them, or ``None`` when ``metric`` is no registry pair
+    objective (a pair-weight function, a listwise or sampled family: the caller calls
+    :func:`lambda_gradients`). ``sampling`` is that of round 0: the caller sets each round's ``iteration``."""
+    if reg.is_weight_function(metric):
+        return None
+    metric, k = reg.parse_metric(metric, k, kind="objective")
+    row = reg.REGISTRY[metric]
+    if row.listwise or row.sampled or metric in ("softmax", "listmle"):
+        return None
+    reg.check_options(metric, _given_options(k=k, sigma=sigma, gain=gain, label_gain=label_gain, max_label=max_label,
+                                         threshold=threshold, normalize=normalize, mu=mu, seed=seed,
+                                         pair_method=pair_method, num_pair_per_sample=num_pair_per_sample))
+    mu = check_mu(metric, mu)
+    _check_sigma_normalize(sigma, normalize)
+    sampling = check_pair_method(pair_method, num_pair_per_sample, seed, 0)
+    plan = pair_plan(metric, labels, group_ptr, n, k, gain=gain, label_gain=label_gain, max_label=max_label,
+                     threshold=threshold, query_weights=query_weights, constants=sampling is not None)
+    return plan, normalize, mu, sampling
+
+
+class PairPlan(NamedTuple):
+    """What the pair drivers read of a data set, validated and derived once (:func:`pair_plan`): the
+    adapters keep one per data set, so a boosting round pays the kernel, not the checks."""
+
+    code: int
+    all_pairs: bool
+    y: np.ndarray
+    ptr: np.ndarray
+    values: np.ndarray
+    k: object
+    disc: np.ndarray
+    w: np.ndarray
+    sizes: np.ndarray
+    schedule: np.ndarray
+    sampled_schedule: np.ndarray
+    bits: np.ndarray
+    keys: np.ndarray
+    invs: np.ndarray
+
+
+def pair_plan(metric, labels, group_ptr, n, k=None, *, gain="exp", label_gain=None, max_label=None, threshold=0.0,
+              query_weights=None, constants=False):
+    """The :class:`PairPlan` of pair objective ``metric`` (a canonical registry name; ``k`` parsed) on
+    ``n`` rows: the labels, groups and query weights checked, the metric's per-document values, the
+    discount table and the queries' schedules; with ``constants`` also what the sampled pairs compute
+    per query from the data set alone (:func:`pairs.sampled_constants`: worth it for a plan run every
+    boosting round, not for one call)."""
     row = reg.REGISTRY[metric]
     y = check_labels(labels, n, integer=reg.needs_integer_labels(metric, gain, label_gain))
     ptr = check_group_ptr(group_ptr, n)
@@ -394,18 +461,35 @@ def _lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.
     if w is None:
         w = np.ones(n_queries, dtype=FLOAT)
     values = reg.kernel_inputs(metric, y, gain=gain, label_gain=label_gain, max_label=max_label, threshold=threshold)
-    grad, hess = check_outputs(out, n, scores=scores, labels=labels, group_ptr=group_ptr, query_weights=query_weights)
     sizes = np.diff(ptr)
+    all_pairs = row.code in reg.ALL_PAIRS
     kk = np.minimum(sizes, k) if k is not None else sizes
-    disc = discount_table(int(sizes.max()) if n_queries else 1)
+    disc = discount_prefix(int(sizes.max()) if n_queries else 1)
     # Largest queries first, dealt round-robin: balances threads despite uneven list lengths.
-    schedule = np.argsort(-(sizes * (sizes if row.code in reg.ALL_PAIRS else kk)), kind="stable").astype(PTR)
+    schedule = np.argsort(-(sizes * (sizes if all_pairs else kk)), kind="stable").astype(PTR)
+    bits = (y + 0.0).view(np.uint64)  # + 0.0: a label -0.0 has the bits of 0.0 (the sampled streams' key)
+    if constants:
+        keys, invs = pairs.sampled_constants(values, bits, ptr, 0 if k is None else k, disc,
+                                             row.code in reg.NDCG_FAMILY)
+    else:
+        keys, invs = np.empty(0, dtype=np.uint64), np.empty(0, dtype=FLOAT)
+    return PairPlan(row.code, all_pairs, y, ptr, values, k, disc, w, sizes, schedule,
+                    np.argsort(-sizes, kind="stable").astype(PTR), bits, keys, invs)
+
+
+def pair_run(plan, s, grad, hess, sigma=1.0, normalize=None, mu=None, sampling=None, n_threads=None,
+             return_pairs=False, return_cost=False, _bias=_NO_BIAS):
+    """Fill ``grad``/``hess`` (checked by the caller) with the pair objective of ``plan`` at finite
+    float64 scores ``s``; ``sampling`` is :func:`check_pair_method`'s ``(m, seed, iteration)`` or
+    ``None``. Returns what :func:`lambda_gradients` returns (its overflow check is the caller's)."""
+    y, ptr, k = plan.y, plan.ptr, plan.k
+    n_queries = ptr.shape[0] - 1
     counts = np.zeros(n_queries, dtype=PTR)
     cost = np.zeros(n_queries, dtype=FLOAT)
     if return_pairs:
-        cap = pairs.pair_capacity(y, ptr, 0 if k is None or row.code in reg.ALL_PAIRS else k)
+        cap = pairs.pair_capacity(y, ptr, 0 if k is None or plan.all_pairs else k)
         if sampling is not None:  # every document draws at most m partners
-            cap = np.minimum(cap * 2, sizes * sampling[0])
+            cap = np.minimum(cap * 2, plan.sizes * sampling[0])
         pair_ptr = np.zeros(n_queries + 1, dtype=PTR)
         np.cumsum(cap, out=pair_ptr[1:])
         total = int(pair_ptr[-1])
@@ -413,29 +497,25 @@ def _lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.
     else:
         pair_ptr = np.zeros(n_queries + 1, dtype=PTR)
         pi, pj, ph = np.empty(0, PTR), np.empty(0, PTR), np.empty(0, FLOAT)
-    args = (s, y, values, ptr, 0 if k is None else k, float(sigma), disc, w, _NORMALIZE[normalize], grad, hess,
-            bool(return_pairs), pair_ptr, pi, pj, ph, counts)
+    args = (s, y, plan.values, ptr, 0 if k is None else k, float(sigma), plan.disc, plan.w, _NORMALIZE[normalize],
+            grad, hess, bool(return_pairs), pair_ptr, pi, pj, ph, counts)
     with numba_threads(n_threads) as nt:
         chunks = max(1, min(nt * 4, n_queries))
         if sampling is None:
             # the cost sums of bias="pairwise" are per row: its queries are never split into blocks
             split = pairs.SPLIT_PAIRS if _bias[0] != pairs.BIAS_ESTIMATE else 2 ** 62
-            pairs.DRIVERS[row.code](*args, schedule, chunks, bool(return_cost), cost, mu, split, pairs.BLOCK_SPAN,
-                                    *_bias)
+            pairs.DRIVERS[plan.code](*args, plan.schedule, chunks, bool(return_cost), cost, mu, split,
+                                     pairs.BLOCK_SPAN, *_bias)
         else:
             m, seed, iteration = sampling
-            bits = (y + 0.0).view(np.uint64)  # + 0.0: a label -0.0 has the bits of 0.0
-            cost_m = np.zeros(n_queries, dtype=FLOAT)
-            # 64-bit hashing wraps on purpose (a warning only under NUMBA_DISABLE_JIT=1)
-            with np.errstate(over="ignore"):
-                pairs.SAMPLED_DRIVERS[row.code](*args, np.argsort(-sizes, kind="stable").astype(PTR), chunks,
-                                                bool(return_cost), cost_m, mu, m, bits, np.uint64(seed),
-                                                np.uint64(iteration), *_bias)
-            cost = cost_m
-    if not (np.isfinite(np.sum(grad)) and np.isfinite(np.sum(hess))):
-        # finite inputs can still overflow: σ² in the Hessian, or sums over many pairs
-        raise ValueError(f"gradients or Hessians overflowed to inf/NaN with sigma={sigma!r}: use a smaller sigma "
-                         "(the Hessian scales with sigma**2)")
+            # 64-bit hashing wraps on purpose (a warning only under NUMBA_DISABLE_JIT=1). A chunk is the
+            # sampled driver's unit of work: threads beyond the chunks would only join the parallel
+            # region and be waited for (one long query at 2 threads took 3.4x its 1-thread time on a
+            # loaded machine, a scheduler slice per call); each query's bits do not depend on the threads
+            with np.errstate(over="ignore"), numba_threads(min(nt, chunks)):
+                pairs.SAMPLED_DRIVERS[plan.code](*args, plan.sampled_schedule, chunks, bool(return_cost), cost, mu, m,
+                                                 plan.bits, np.uint64(seed), np.uint64(iteration), plan.keys, plan.invs,
+                                                 *_bias)
     extra = (cost,) if return_cost else ()
     if not return_pairs:
         return (grad, hess) + extra
