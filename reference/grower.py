@@ -6,7 +6,6 @@ from numba import njit, prange
 
 from . import histogram as _hist
 from .histogram import (
-    FEATURE_BLOCK,
     N_BINS,
     build_feature_block,
     build_histogram,
@@ -52,6 +51,88 @@ def _partition(binned, rows, feature, b):
         else:
             right[c] = r
             c += 1
+    return left, right
+
+
+@njit(cache=True, inline="always")
+def _block_sum(v, rows, lo, n):
+    """NumPy's pairwise sum of ``v[rows[lo:lo + n]]`` for ``n <= 128`` (``pairwise_sum`` of
+    NumPy's ``loops_utils.h.src``): fewer than 8 terms in a row; otherwise eight interleaved
+    partial sums combined as ``((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))``, then the rest."""
+    if n < 8:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += v[rows[i]]
+        return res
+    r0, r1, r2, r3 = v[rows[lo]], v[rows[lo + 1]], v[rows[lo + 2]], v[rows[lo + 3]]
+    r4, r5, r6, r7 = v[rows[lo + 4]], v[rows[lo + 5]], v[rows[lo + 6]], v[rows[lo + 7]]
+    m = n - n % 8
+    for i in range(lo + 8, lo + m, 8):
+        r0 += v[rows[i]]
+        r1 += v[rows[i + 1]]
+        r2 += v[rows[i + 2]]
+        r3 += v[rows[i + 3]]
+        r4 += v[rows[i + 4]]
+        r5 += v[rows[i + 5]]
+        r6 += v[rows[i + 6]]
+        r7 += v[rows[i + 7]]
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for i in range(lo + m, lo + n):
+        res += v[rows[i]]
+    return res
+
+
+@njit(cache=True)
+def _pairwise_sum(v, rows):
+    """NumPy's pairwise sum of ``v[rows]``: above 128 terms, the sum of the two halves' sums, the
+    first half ``n // 2`` rounded down to a multiple of 8, each summed so (:func:`_block_sum` at
+    the leaves). NumPy recurses; this walks the same tree with a stack of its own (numba's on-disk
+    cache breaks recursive functions: numba issue #6061)."""
+    frame_lo = np.empty(128, dtype=np.int64)
+    frame_n = np.empty(128, dtype=np.int64)
+    frame_done = np.empty(128, dtype=np.bool_)  # both halves summed: add them
+    vals = np.empty(128)
+    frame_lo[0], frame_n[0], frame_done[0] = 0, rows.shape[0], False
+    sp = 1
+    vp = 0
+    while sp > 0:
+        sp -= 1
+        lo, n, done = frame_lo[sp], frame_n[sp], frame_done[sp]
+        if done:
+            vals[vp - 2] = vals[vp - 2] + vals[vp - 1]
+            vp -= 1
+        elif n <= 128:
+            vals[vp] = _block_sum(v, rows, lo, n)
+            vp += 1
+        else:
+            n2 = n // 2
+            n2 -= n2 % 8
+            # popped in reverse: the first half, the second, then their sum
+            frame_lo[sp], frame_n[sp], frame_done[sp] = lo, n, True
+            frame_lo[sp + 1], frame_n[sp + 1], frame_done[sp + 1] = lo + n2, n - n2, False
+            frame_lo[sp + 2], frame_n[sp + 2], frame_done[sp + 2] = lo, n2, False
+            sp += 3
+    return vals[0]
+
+
+@njit(cache=True)
+def gathered_sum(v, rows):
+    """``float(v[rows].sum())`` to the bit (NumPy's reduction starts from its identity, 0.0, and adds
+    the contiguous gathered array's pairwise sum), without the gathered copy or a NumPy call: the
+    leaf values' bits come from these sums."""
+    return 0.0 + _pairwise_sum(v, rows)
+
+
+@njit(cache=True)
+def _partition_sums(binned, rows, feature, b, g, h, sums):
+    """:func:`_partition` and each side's ``(Σ g, Σ h, count)`` into ``sums[0]`` (left) and
+    ``sums[1]`` (right), the sums as :func:`gathered_sum` makes them: one call a split where the
+    grower made nine (the partition, then a gather and a NumPy sum per side and column)."""
+    left, right = _partition(binned, rows, feature, b)
+    for k, side in enumerate((left, right)):
+        sums[k, 0] = gathered_sum(g, side)
+        sums[k, 1] = gathered_sum(h, side)
+        sums[k, 2] = side.shape[0]
     return left, right
 
 
@@ -151,6 +232,19 @@ def _split_pairs(member, pairs):
 
 
 @njit(cache=True)
+def _subtract_pair_rows(out_max, out_min, parent_max, parent_min, small_max, small_min, cross_max, cross_min,
+                        features):
+    """``out[f] = (parent[f] − small[f]) − crossing[f]`` for each ``f`` of ``features``, for the pair
+    histograms by larger (``_max``) and by smaller bin (``_min``): a subtracted pair set's rows in one
+    call, where NumPy's fancy indexing made three temporaries a side (the same operations in the
+    same order, so the same bits)."""
+    for f in features:
+        for b in range(out_max.shape[1]):
+            out_max[f, b] = (parent_max[f, b] - small_max[f, b]) - cross_max[f, b]
+            out_min[f, b] = (parent_min[f, b] - small_min[f, b]) - cross_min[f, b]
+
+
+@njit(cache=True)
 def _heavy_pairs(pi, pj, ph, threshold):
     """The pairs with ``h_ij >= threshold``, in their order."""
     n = 0
@@ -205,6 +299,12 @@ def _doc_weights(rows, h, pi, pj, ph, out):
         out[pj[t]] -= ph[t]
 
 
+#: Features a task of :func:`_split_children` builds, subtracts and searches: a smaller child's rows
+#: are scattered over the bins' columns, and 8 features' independent chains of additions hide more of
+#: their cache misses than 4 (the 29 splits of real trees, replayed: 0.93× the time at 1 thread).
+SPLIT_BLOCK = 8
+
+
 @njit(cache=True, parallel=True)
 def _split_children(binned, rows, g, h, small_hist, parent_hist, n_bins, feature_mask, sums, search, criterion, lam,
                     min_data, min_hess, no_pairs, gains, bins):
@@ -214,7 +314,7 @@ def _split_children(binned, rows, g, h, small_hist, parent_hist, n_bins, feature
     (child 0 the smaller, 1 the larger; searched when ``search[c]``, ``sums[c]`` its ``(G, H, N)``;
     −inf and −1 otherwise and for masked features).
 
-    ``prange`` over blocks of ``FEATURE_BLOCK`` features: a task builds its features
+    ``prange`` over blocks of ``SPLIT_BLOCK`` features: a task builds its features
     (:func:`reference.histogram.build_feature_block`), subtracts them from the parent's and searches
     them in both children while they are in cache, so a split takes one fork-join instead of four
     (build, subtraction, two searches). The same sums and gains to the bit as those four kernels:
@@ -223,9 +323,9 @@ def _split_children(binned, rows, g, h, small_hist, parent_hist, n_bins, feature
     """
     og, oh = ordered_gradients(rows, g, h)
     n_features = binned.shape[1]
-    for k in prange((n_features + FEATURE_BLOCK - 1) // FEATURE_BLOCK):
-        f0 = k * FEATURE_BLOCK
-        f1 = min(f0 + FEATURE_BLOCK, n_features)
+    for k in prange((n_features + SPLIT_BLOCK - 1) // SPLIT_BLOCK):
+        f0 = k * SPLIT_BLOCK
+        f1 = min(f0 + SPLIT_BLOCK, n_features)
         build_feature_block(binned, rows, og, oh, small_hist, f0, f1)
         subtract_features(parent_hist, small_hist, f0, f1)
         for f in range(f0, f1):
@@ -293,6 +393,12 @@ class TreeGrower:
     root_hist : float64 array (n_features, N_BINS, 3), optional
         The histogram of ``g``, ``h`` over ``rows``, already built (McRank's grades share one pass:
         ``root_histograms``); the grower takes the buffer over (it becomes a child's).
+    buffers : dict, optional
+        A pool of histogram buffers shared by the trees of one fit (the same ``binned``): the grower
+        takes its histograms from it when it holds one of the shape, and puts every histogram it
+        took or allocated back when the tree is grown (no buffer of a tree outlives :meth:`grow`).
+        Exact OLE allocates a few hundred histograms a tree; fresh from the allocator, their pages
+        are faulted in on first write (3,000–4,000 page faults a round on a 34 K-row set).
     """
 
     #: The share of the root's pairs, the heaviest, whose pair histograms give the bound its
@@ -311,7 +417,7 @@ class TreeGrower:
     def __init__(self, binned, n_bins, g, h, rows, *, num_leaves=31, criterion="ole", growth="best_first",
                  min_data_in_leaf=20, min_sum_hessian_in_leaf=1e-3, lambda_l2=0.0, max_depth=None,
                  leaf_value="newton", leaf_hessian="diagonal", pairs=None, feature_mask=None, exact_bounds=True,
-                 root_hist=None):
+                 root_hist=None, buffers=None):
         if criterion not in CRITERIA:
             raise ValueError(f"criterion must be one of {tuple(CRITERIA)}, got {criterion!r}")
         if growth not in GROWTH:
@@ -320,8 +426,11 @@ class TreeGrower:
             raise ValueError(f"num_leaves must be >= 2, got {num_leaves}")
         if CRITERIA[criterion] == OLE_EXACT and pairs is None:
             raise ValueError("criterion='ole_exact' needs the per-pair Hessians (a lambda objective)")
+        if buffers is not None and not isinstance(buffers, dict):
+            raise ValueError(f"buffers must be None or a dict a grower filled, got {type(buffers).__name__}")
         self.binned, self.n_bins, self.g, self.h = binned, n_bins, g, h
         self.rows, self.root_hist = rows, root_hist
+        self._pool, self._taken = buffers, []
         self.num_leaves, self.criterion, self.growth = num_leaves, CRITERIA[criterion], growth
         self.min_data, self.min_hess, self.lam = float(min_data_in_leaf), float(min_sum_hessian_in_leaf), float(lambda_l2)
         self.max_depth = max_depth
@@ -345,13 +454,35 @@ class TreeGrower:
             self._x = np.empty(binned.shape[0])
             self._zeros = np.zeros((n_features, N_BINS))
 
-    def _make_node(self, rows, depth, hist, pairs, phist=None, pset=None, bound=None, final=False):
-        """A node of ``rows`` with its sums and, unless ``final`` (a leaf for good), its best split."""
+    def _buffer(self, channels=None):
+        """An uninitialised ``(n_features, N_BINS)`` buffer, or with ``channels`` a row histogram
+        ``(n_features, N_BINS, channels)``: from the pool (``buffers``) when it holds one, and put
+        back into it when the tree is grown."""
+        shape = (self.binned.shape[1], N_BINS) if channels is None else (self.binned.shape[1], N_BINS, channels)
+        free = None if self._pool is None else self._pool.get(shape)
+        if free:
+            buf = free.pop()
+            if not (isinstance(buf, np.ndarray) and buf.dtype == np.float64 and buf.shape == shape and
+                    buf.flags.c_contiguous and buf.flags.writeable):
+                raise ValueError(f"buffers must be None or a dict a grower filled: its entry {shape} holds "
+                                 f"{type(buf).__name__} {getattr(buf, 'dtype', '')} {getattr(buf, 'shape', '')}, not a "
+                                 "writeable C-contiguous float64 array of that shape")
+        else:
+            buf = np.empty(shape)
+        self._taken.append(buf)
+        return buf
+
+    def _make_node(self, rows, depth, hist, pairs, phist=None, pset=None, bound=None, final=False, sums=None):
+        """A node of ``rows`` with its sums (``sums``: ``(Σ g, Σ h, count)`` already made, as NumPy sums
+        them: :func:`_partition_sums`) and, unless ``final`` (a leaf for good), its best split."""
         node = _Node()
         node.rows, node.depth, node.hist, node.pairs, node.phist = rows, depth, hist, pairs, phist
         node.pset, node.bound = pset, bound
-        node.G = float(self.g[rows].sum())
-        node.H = float(self.h[rows].sum())
+        if sums is None:
+            node.G = float(self.g[rows].sum())
+            node.H = float(self.h[rows].sum())
+        else:
+            node.G, node.H = float(sums[0]), float(sums[1])
         node.N = float(rows.shape[0])
         node.H_exact = node.H - 2.0 * float(pairs[2].sum()) if pairs is not None else node.H
         node.split = None
@@ -365,15 +496,18 @@ class TreeGrower:
         return (self.max_depth is None or node.depth < self.max_depth) and \
             not (node.N < 2 * self.min_data or node.H < 2 * self.min_hess)
 
-    def _fused_children(self, node, left_rows, right_rows):
+    def _fused_children(self, node, left_rows, right_rows, kid_sums):
         """The children of ``node`` (SE, Newton OLE) with their histograms and best splits from one
-        :func:`_split_children` call; ``node.hist`` becomes the larger child's."""
-        kids = [self._make_node(r, node.depth + 1, None, None, final=True) for r in (left_rows, right_rows)]
-        small, large = kids if left_rows.shape[0] <= right_rows.shape[0] else kids[::-1]
+        :func:`_split_children` call; ``node.hist`` becomes the larger child's. ``kid_sums``: the
+        children's ``(Σ g, Σ h, count)`` (:func:`_partition_sums`)."""
+        kids = [self._make_node(r, node.depth + 1, None, None, final=True, sums=kid_sums[k])
+                for k, r in enumerate((left_rows, right_rows))]
+        small_first = left_rows.shape[0] <= right_rows.shape[0]
+        small, large = kids if small_first else kids[::-1]
         both = (small, large)
-        sums = np.array([[k.G, k.H, k.N] for k in both])
+        sums = kid_sums if small_first else kid_sums[::-1].copy()
         search = np.array([self._searchable(k) for k in both])
-        small.hist, large.hist = new_histogram(self.binned.shape[1]), node.hist
+        small.hist, large.hist = self._buffer(3), node.hist
         node.hist = None
         _split_children(self.binned, small.rows, self.g, self.h, small.hist, large.hist, self.n_bins,
                         self.feature_mask, sums, search, self.criterion, self.lam, self.min_data, self.min_hess,
@@ -454,8 +588,8 @@ class TreeGrower:
     def _allocate(self, ps):
         if ps.pmax is None:
             n_features = self.binned.shape[1]
-            ps.pmax = np.empty((n_features, N_BINS))
-            ps.pmin = np.empty((n_features, N_BINS))
+            ps.pmax = self._buffer()
+            ps.pmin = self._buffer()
             ps.have = np.zeros(n_features, dtype=np.bool_)
 
     def _feature_pair_histograms(self, ps, features):
@@ -472,10 +606,8 @@ class TreeGrower:
             parent, small, crossing = ps.src
             for x in ps.src:
                 self._feature_pair_histograms(x, missing)
-            for out, a, b, c in ((ps.pmax, parent.pmax, small.pmax, crossing.pmax),
-                                 (ps.pmin, parent.pmin, small.pmin, crossing.pmin)):
-                out[missing] = a[missing] - b[missing]
-                out[missing] -= c[missing]
+            _subtract_pair_rows(ps.pmax, ps.pmin, parent.pmax, parent.pmin, small.pmax, small.pmin, crossing.pmax,
+                                crossing.pmin, missing)
         ps.have[missing] = True
 
     def _all_pair_histograms(self, ps):
@@ -511,11 +643,12 @@ class TreeGrower:
                 build_histogram(self.binned, rows, self.g, self.h, hist, parent)
             return None, slack
         if hist is not None:
-            out = np.empty((self.binned.shape[1], N_BINS))
+            out = self._buffer()
             self._kernel("build_histogram_and_weights", rows.shape[0] * self.binned.shape[1])(
                 self.binned, rows, self.g, self.h, self._w, hist, out, parent)
         else:
-            out = np.zeros((self.binned.shape[1], N_BINS))
+            out = self._buffer()
+            out.fill(0.0)
             self._kernel("add_weight_histogram", rows.shape[0] * self.binned.shape[1])(self.binned, rows, self._w, out)
         return out, 0.0
 
@@ -525,7 +658,7 @@ class TreeGrower:
     def _heavy_pair_histograms(self, heavy, out=None):
         """The pair histograms of the heavy pairs ``heavy`` (see :meth:`_heavy`)."""
         if out is None:
-            out = tuple(np.empty((self.binned.shape[1], N_BINS)) for _ in range(2))
+            out = (self._buffer(), self._buffer())
         self._kernel("build_pair_histograms", heavy[0].shape[0] * self.binned.shape[1])(
             self.binned, heavy[0], heavy[1], heavy[2], out[0], out[1])
         return out
@@ -608,8 +741,8 @@ class TreeGrower:
         return left, right, lps, rps, bounds[0], bounds[1]
 
     def _pair_histograms(self, pairs):
-        pmax = np.empty((self.binned.shape[1], N_BINS))
-        pmin = np.empty_like(pmax)
+        pmax = self._buffer()
+        pmin = self._buffer()
         build_pair_histograms(self.binned, pairs[0], pairs[1], pairs[2], pmax, pmin)
         return pmax, pmin
 
@@ -645,9 +778,8 @@ class TreeGrower:
         smaller child's histogram built, the larger's in the parent's buffer (parent − small, in
         the same kernel), pairs and pair histograms as :meth:`_bounded_children` or
         :meth:`_children_pairs` make them."""
-        n_features = self.binned.shape[1]
         small, large = (left_rows, right_rows) if left_rows.shape[0] <= right_rows.shape[0] else (right_rows, left_rows)
-        h_small = new_histogram(n_features)
+        h_small = self._buffer(3)
         # the small child's histogram, and in the same kernel the large one's in the parent's
         # buffer (parent − small, each feature as soon as its small sums are built)
         if self.bounded:
@@ -670,15 +802,17 @@ class TreeGrower:
 
     def grow(self):
         """Return the tree as a ``NODE_DTYPE`` array (node 0 is the root)."""
-        n_features = self.binned.shape[1]
         hist = self.root_hist
         self.root_hist = None
+        every_row = self.rows.shape[0] == self.binned.shape[0] and \
+            np.array_equal(self.rows, np.arange(self.rows.shape[0]))
         if hist is None:
-            hist = new_histogram(n_features)
-            build_histogram(self.binned, self.rows, self.g, self.h, hist)
+            hist = self._buffer(3)
+            # rows None: every row in order, read without the index (the same sums)
+            build_histogram(self.binned, None if every_row else self.rows, self.g, self.h, hist)
         root_pairs = None
         if self.exact:
-            if self.rows.shape[0] == self.binned.shape[0] and np.array_equal(self.rows, np.arange(self.rows.shape[0])):
+            if every_row:
                 root_pairs = tuple(self.pairs)  # every row is in the root, so is every pair, in order
             else:
                 self._member[self.rows] = True
@@ -719,21 +853,30 @@ class TreeGrower:
                 nid = candidates[-1]
             node = nodes[nid]
             gain, feature, b = node.split
-            left_rows, right_rows = _partition(self.binned, node.rows, feature, b)
+            if self.exact:
+                left_rows, right_rows = _partition(self.binned, node.rows, feature, b)
+                kid_sums = (None, None)
+            elif self.g.dtype == np.float64 and self.h.dtype == np.float64:
+                kid_sums = np.empty((2, 3))
+                left_rows, right_rows = _partition_sums(self.binned, node.rows, feature, b, self.g, self.h, kid_sums)
+            else:  # NumPy sums other dtypes in their own precision: its sums, as _make_node takes them
+                left_rows, right_rows = _partition(self.binned, node.rows, feature, b)
+                kid_sums = np.array([[float(self.g[r].sum()), float(self.h[r].sum()), r.shape[0]]
+                                     for r in (left_rows, right_rows)])
             if self.LAST_SPLIT_LEAVES and n_leaves + 1 == self.num_leaves and \
                     not (self.exact and self.leaf_hessian == "exact"):
                 # the last split: its children stay leaves, and a leaf reads only its rows and their
                 # gradient sums, so their histograms, pairs and split searches are never built
                 node.hist = node.phist = node.pset = node.bound = None
-                nodes += [self._make_node(left_rows, node.depth + 1, None, None, final=True),
-                          self._make_node(right_rows, node.depth + 1, None, None, final=True)]
+                nodes += [self._make_node(left_rows, node.depth + 1, None, None, final=True, sums=kid_sums[0]),
+                          self._make_node(right_rows, node.depth + 1, None, None, final=True, sums=kid_sums[1])]
                 children[nid] = (len(nodes) - 2, len(nodes) - 1)
                 n_leaves += 1
                 break
             if self.exact:
                 left, right = self._exact_children(node, left_rows, right_rows)
             else:
-                left, right = self._fused_children(node, left_rows, right_rows)
+                left, right = self._fused_children(node, left_rows, right_rows, kid_sums)
             nodes += [left, right]
             children[nid] = (len(nodes) - 2, len(nodes) - 1)
             order.remove(nid)
@@ -745,7 +888,12 @@ class TreeGrower:
         # each leaf's rows (node id -> rows), the partition the tree makes of ``rows``: a caller adding
         # the tree to these rows' scores needs no traversal (the same assignment, ``binned <= bin``)
         self.leaf_rows_ = {i: nodes[i].rows for i in range(len(nodes)) if i not in children}
-        return self._to_array(nodes, children)
+        tree = self._to_array(nodes, children)
+        if self._pool is not None:  # the nodes and their histograms end with the tree
+            for buf in self._taken:
+                self._pool.setdefault(buf.shape, []).append(buf)
+        self._taken = []
+        return tree
 
     def _leaf_value(self, node):
         if self.leaf_value == "mean":

@@ -365,6 +365,7 @@ class MARTRanker(BaseEstimator):
         self._history_metrics, self._history_options = history_metrics, history_options
         self.history_ = {name: {m: [] for m in history_metrics + ("loss",)} for name, *_ in sets}
         self.fit_seconds_ = []
+        buffers = {}  # histogram buffers each tree hands on to the next (TreeGrower's ``buffers``)
         ncol = self.n_columns_
         g = np.empty(X.shape[0]) if ncol == 1 else np.empty((X.shape[0], ncol))
         h = np.empty_like(g)
@@ -400,7 +401,7 @@ class MARTRanker(BaseEstimator):
                                     min_sum_hessian_in_leaf=self.min_sum_hessian_in_leaf, lambda_l2=self.lambda_l2,
                                     max_depth=self._depth_limit(), leaf_value=self.leaf_value,
                                     leaf_hessian=self.leaf_hessian, pairs=pairs, feature_mask=mask,
-                                    root_hist=None if roots is None else roots[c])
+                                    root_hist=None if roots is None else roots[c], buffers=buffers)
                 tree = grower.grow()
                 round_leaves.append(grower.leaf_rows_)
                 leaf = tree["feature"] < 0

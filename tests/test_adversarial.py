@@ -1415,6 +1415,41 @@ class TestMartYetiRankBias:
 
 
 # --------------------------------------------------------------------------------------------------
+# issue #47, branch ole3: reference.TreeGrower's pool of histogram buffers (buffers=)
+# --------------------------------------------------------------------------------------------------
+class TestGrowerBufferPool:
+    """``TreeGrower(buffers=)`` takes only a pool a grower filled (shape -> list of float64 arrays of that
+    shape): anything else is a ValueError naming ``buffers`` (a pool that is no dict when the grower is
+    made, a foreign entry when the grower would use it), never a histogram in a foreign buffer."""
+
+    def _grower(self, buffers):
+        rng = np.random.default_rng(0)
+        binned = np.asfortranarray(rng.integers(0, 4, size=(40, 3)).astype(np.uint8))
+        g, h = rng.normal(size=40), np.ones(40)
+        return reference.TreeGrower(binned, np.full(3, 4), g, h, np.arange(40), num_leaves=4, min_data_in_leaf=2,
+                                    buffers=buffers)
+
+    @pytest.mark.parametrize("buffers", [[], "pool", ((3, 256, 3), []),
+                                         {(3, 256, 3): [np.empty((3, 256))]},
+                                         {(3, 256, 3): [np.empty((3, 256, 3), dtype=np.float32)]},
+                                         {(3, 256, 3): [np.empty((3, 256, 3))[::-1]]},
+                                         {(3, 256, 3): ["histogram"]}])
+    def test_a_foreign_pool_is_named(self, buffers):
+        with pytest.raises(ValueError, match=r"buffers must be None or a dict a grower filled"):
+            self._grower(buffers).grow()
+
+    def test_a_pool_filled_by_growers_gives_their_trees(self):
+        pool = {}
+        first = self._grower(pool).grow()
+        held = sum(len(v) for v in pool.values())
+        assert held > 0
+        second = self._grower(pool).grow()
+        assert sum(len(v) for v in pool.values()) == held  # the second tree reused the first's buffers
+        for name in first.dtype.names:
+            np.testing.assert_array_equal(first[name], second[name])
+
+
+# --------------------------------------------------------------------------------------------------
 # issue #47 (branch lists2): the adapters' prepared pair path (lambdas.pair_setup / pair_run, the
 # sampled pairs' per-data-set constants): bad input met round by round, data sets that change
 # --------------------------------------------------------------------------------------------------

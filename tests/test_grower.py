@@ -255,3 +255,86 @@ def test_trees_are_the_same_bits_at_one_two_and_three_threads():
     for line in lines:
         digests = line.split()[-3:]
         assert len(set(digests)) == 1, line
+
+
+@pytest.mark.kernel
+def test_gathered_sums_are_numpys_to_the_bit():
+    """``gathered_sum(v, rows)`` (NumPy's pairwise order walked without recursion or a gathered copy)
+    equals ``float(v[rows].sum())`` to the bit: every length from 0 to 300 (the unrolled block's
+    edges at 8 and 128), lengths around the halvings up to 70,000, int32 and int64 rows, values of
+    very different sizes (where the order of the additions shows)."""
+    from reference.grower import _partition_sums, gathered_sum
+
+    rng = np.random.default_rng(12)
+    v = rng.normal(size=80_000) * rng.choice([1e-9, 1.0, 1e9], size=80_000)
+    lengths = list(range(301)) + [1023, 1024, 1025, 4095, 4097, 8191, 8193, 16_385, 65_537, 70_000]
+    for n in lengths:
+        rows = np.sort(rng.choice(v.shape[0], n, replace=False))
+        for dtype in (np.int64, np.int32):
+            r = rows.astype(dtype)
+            assert gathered_sum(v, r) == float(v[r].sum()), (n, dtype)
+    binned = np.asfortranarray(rng.integers(0, 5, size=(3_000, 2)).astype(np.uint8))
+    h = rng.uniform(size=3_000)
+    rows = np.sort(rng.choice(3_000, 2_000, replace=False))
+    sums = np.empty((2, 3))
+    left, right = _partition_sums(binned, rows, 1, 2, v, h, sums)
+    np.testing.assert_array_equal(left, rows[binned[rows, 1] <= 2])
+    np.testing.assert_array_equal(right, rows[binned[rows, 1] > 2])
+    for k, side in enumerate((left, right)):
+        assert tuple(sums[k]) == (float(v[side].sum()), float(h[side].sum()), float(side.shape[0]))
+
+
+@pytest.mark.parametrize("criterion", ["se", "ole", "ole_exact"])
+def test_trees_from_pooled_buffers_are_the_trees_from_fresh_ones(ranking_20, criterion):
+    """Growers sharing a pool of histogram buffers (``buffers``, as a fit's trees do) grow the trees of
+    growers allocating their own, tree after tree (the later trees on the earlier trees' buffers,
+    whatever those hold), and every buffer a tree took is back in the pool once it is grown."""
+    d, binned, n_bins = ranking_20
+    rng = np.random.default_rng(13)
+    rows = np.arange(binned.shape[0], dtype=np.int64)
+    pool = {}
+    for t in range(3):
+        F = rng.normal(size=d.y.shape[0])
+        g, h, pairs = lambda_gradients(F, d.y, d.group_ptr, "ndcg", 10, return_pairs=True)
+        kw = dict(criterion=criterion, num_leaves=12, min_data_in_leaf=5, pairs=(pairs.i, pairs.j, pairs.h))
+        fresh = TreeGrower(binned, n_bins, g, h, rows, **kw).grow()
+        grower = TreeGrower(binned, n_bins, g, h, rows, buffers=pool, **kw)
+        pooled = grower.grow()
+        for name in fresh.dtype.names:
+            np.testing.assert_array_equal(pooled[name], fresh[name], err_msg=f"{name}, tree {t}")
+        assert grower._taken == [] and sum(len(v) for v in pool.values()) > 0
+    held = [id(b) for v in pool.values() for b in v]
+    assert len(held) == len(set(held))  # no buffer handed out twice
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("n_features", [3, 8, 9, 13, 17])
+def test_split_kernel_groups_of_eight_sum_as_one_feature_at_a_time(ranking_20, n_features):
+    """``_split_children`` builds the smaller child in groups of 8 features (then 4, then one at a time):
+    every bin is the plain row-order loop's sum, to the bit, and the larger child is ``parent − small``,
+    at 1 and 2 threads."""
+    from lambda_objectives import numba_threads
+    from reference.grower import _split_children
+    from reference.histogram import new_histogram
+
+    d, binned, n_bins = ranking_20
+    binned, n_bins = np.asfortranarray(binned[:, :n_features]), n_bins[:n_features]
+    rng = np.random.default_rng(14)
+    n = binned.shape[0]
+    g, h = rng.normal(size=n), rng.uniform(size=n)
+    rows = np.sort(rng.choice(n, n // 3, replace=False)).astype(np.int64)
+    parent = rng.normal(size=(n_features, 256, 3))
+    brute = np.zeros((n_features, 256, 3))
+    for f in range(n_features):
+        for r in rows:
+            brute[f, binned[r, f]] += (g[r], h[r], 1.0)
+    sums = np.array([[g[rows].sum(), h[rows].sum(), rows.shape[0]], [1.0, 1.0, 1.0]])
+    for threads in (1, 2):
+        with numba_threads(threads):
+            small, large = new_histogram(n_features), parent.copy()
+            gains, bins = np.empty((2, n_features)), np.empty((2, n_features), dtype=np.int64)
+            _split_children(binned, rows, g, h, small, large, n_bins, np.ones(n_features, dtype=np.bool_), sums,
+                            np.array([True, False]), 1, 0.0, 5.0, 1e-3, np.zeros((1, 1)), gains, bins)
+            np.testing.assert_array_equal(small, brute)
+            np.testing.assert_array_equal(large, parent - brute)
+

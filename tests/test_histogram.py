@@ -262,3 +262,26 @@ def test_a_build_with_its_parent_leaves_the_sibling_subtracted_to_the_bit(small_
                 getattr(hist_module, "build_histogram_and_weights" + k)(binned, rows, g, h, w, out, out_w, p)
                 np.testing.assert_array_equal(out, child)
                 np.testing.assert_array_equal(p, sibling)
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("n_features", [3, 8, 9])
+def test_a_root_of_every_row_builds_without_the_row_index_to_the_bit(small_ranking, n_features):
+    """``build_histogram`` with ``rows=None`` (every row, in order: a root, read without the index)
+    gives the bits of the build over ``arange(n)``, and with a parent the same sibling, at 1 and 2
+    threads, full feature blocks and features left over alike."""
+    from lambda_objectives import numba_threads
+
+    X = np.hstack([small_ranking.X, small_ranking.X[:, ::-1]])[:, :n_features]
+    binned = BinMapper().fit_transform(X)
+    rng = np.random.default_rng(9)
+    n = binned.shape[0]
+    g, h = rng.normal(size=n), rng.uniform(size=n)
+    indexed, parent = new_histogram(n_features), rng.normal(size=(n_features, 256, 3))
+    build_histogram(binned, np.arange(n, dtype=np.int64), g, h, indexed)
+    for threads in (1, 2):
+        with numba_threads(threads):
+            out, p = new_histogram(n_features), parent.copy()
+            build_histogram(binned, None, g, h, out, p)
+            np.testing.assert_array_equal(out, indexed)
+            np.testing.assert_array_equal(p, parent - indexed)
