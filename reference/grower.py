@@ -369,7 +369,8 @@ class TreeGrower:
     ----------
     binned : uint8 array (n_rows, n_features), column-major
     n_bins : int array (n_features,), bins per feature (without the NaN bin)
-    g, h : float64 arrays (n_rows,)
+    g, h : float arrays (n_rows,)
+        Converted to float64 (not copied when already float64 and contiguous).
     rows : int64 array, the rows this tree is fitted on (a query subsample, or all)
     criterion : {"se", "ole", "ole_exact"}
     growth : {"best_first", "breadth_first", "depth_first"}
@@ -428,6 +429,10 @@ class TreeGrower:
             raise ValueError("criterion='ole_exact' needs the per-pair Hessians (a lambda objective)")
         if buffers is not None and not isinstance(buffers, dict):
             raise ValueError(f"buffers must be None or a dict a grower filled, got {type(buffers).__name__}")
+        # float64 whatever the caller's dtype (the kernels accumulate in float64; one compiled variant):
+        # a float64 array is used as it is, anything else converted, never written to
+        g = np.ascontiguousarray(g, dtype=np.float64)
+        h = np.ascontiguousarray(h, dtype=np.float64)
         self.binned, self.n_bins, self.g, self.h = binned, n_bins, g, h
         self.rows, self.root_hist = rows, root_hist
         self._pool, self._taken = buffers, []
@@ -856,13 +861,9 @@ class TreeGrower:
             if self.exact:
                 left_rows, right_rows = _partition(self.binned, node.rows, feature, b)
                 kid_sums = (None, None)
-            elif self.g.dtype == np.float64 and self.h.dtype == np.float64:
+            else:
                 kid_sums = np.empty((2, 3))
                 left_rows, right_rows = _partition_sums(self.binned, node.rows, feature, b, self.g, self.h, kid_sums)
-            else:  # NumPy sums other dtypes in their own precision: its sums, as _make_node takes them
-                left_rows, right_rows = _partition(self.binned, node.rows, feature, b)
-                kid_sums = np.array([[float(self.g[r].sum()), float(self.h[r].sum()), r.shape[0]]
-                                     for r in (left_rows, right_rows)])
             if self.LAST_SPLIT_LEAVES and n_leaves + 1 == self.num_leaves and \
                     not (self.exact and self.leaf_hessian == "exact"):
                 # the last split: its children stay leaves, and a leaf reads only its rows and their

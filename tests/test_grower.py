@@ -338,3 +338,23 @@ def test_split_kernel_groups_of_eight_sum_as_one_feature_at_a_time(ranking_20, n
             np.testing.assert_array_equal(small, brute)
             np.testing.assert_array_equal(large, parent - brute)
 
+
+
+@pytest.mark.parametrize("criterion", ["se", "ole"])
+def test_gradients_of_another_dtype_grow_the_float64_tree(ranking_20, criterion):
+    """The grower takes g, h in float64 whatever their dtype (its kernels have one float64 variant): float32
+    gradients grow, bit for bit, the tree of the same values converted by the caller, and are left as
+    they were."""
+    d, binned, n_bins = ranking_20
+    g, h = lambda_gradients(np.zeros(d.y.shape[0]), d.y, d.group_ptr, "ndcg", 10)
+    g32, h32 = g.astype(np.float32), h.astype(np.float32)
+    before = (g32.copy(), h32.copy())
+    rows = np.arange(binned.shape[0], dtype=np.int64)
+    kw = dict(criterion=criterion, num_leaves=9, min_data_in_leaf=5)
+    tree32 = TreeGrower(binned, n_bins, g32, h32, rows, **kw).grow()
+    tree64 = TreeGrower(binned, n_bins, g32.astype(np.float64), h32.astype(np.float64), rows, **kw).grow()
+    assert (tree64["feature"] >= 0).sum() > 0
+    for name in tree64.dtype.names:
+        np.testing.assert_array_equal(tree32[name], tree64[name], err_msg=name)
+    np.testing.assert_array_equal(g32, before[0])
+    np.testing.assert_array_equal(h32, before[1])
