@@ -589,7 +589,7 @@ def run(a):
 
 
 def markdown(a, rows, power, datasets, rounds, etas, seeds, wall, n_cells):
-    from lambda_objectives import convention_label
+    from lambda_objectives.metrics import convention_label
 
     md = [f"# Learning from clicks ({'quick' if a.quick else 'full'} run)", "",
           f"Protocol: logging ranker = LightGBM lambdarank ({LOGGING_ROUNDS} rounds) on {100 * a.log_fraction:g} % of "

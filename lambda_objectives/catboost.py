@@ -218,7 +218,8 @@ def _yetirank_query(s, y, n_samples, rng, decay, chunk):
     step = decay ** np.arange(m - 1) * _YETI_PAIR_SCALE
     # p_ab of the pair (a, b) with a the better-labelled one, signed for a's der1 (b gets the opposite)
     hi = y[:, None] > y[None, :]
-    p = 1.0 / (1.0 + np.exp(s[:, None] - s[None, :]))
+    with np.errstate(over="ignore"):  # exp(+large) = inf gives p = 0.0, the exact limit
+        p = 1.0 / (1.0 + np.exp(s[:, None] - s[None, :]))
     force = np.where(hi, p, np.where(hi.T, -p.T, 0.0))       # der1 of row doc per unit weight
     curve = np.where(hi | hi.T, -p * (1.0 - p), 0.0)         # p_ab(1 − p_ab) is symmetric in a, b
     sum1 = np.zeros(m)
