@@ -778,11 +778,12 @@ class TreeGrower:
             a -= c
         return (left, right, small, large) if small_is_left else (left, right, large, small)
 
-    def _exact_children(self, node, left_rows, right_rows):
+    def _exact_children(self, node, left_rows, right_rows, kid_sums):
         """The children of ``node`` with their pairs (exact OLE, or the exact leaf Hessian): the
         smaller child's histogram built, the larger's in the parent's buffer (parent − small, in
         the same kernel), pairs and pair histograms as :meth:`_bounded_children` or
-        :meth:`_children_pairs` make them."""
+        :meth:`_children_pairs` make them. ``kid_sums``: the children's ``(Σ g, Σ h, count)``
+        (:func:`_partition_sums`)."""
         small, large = (left_rows, right_rows) if left_rows.shape[0] <= right_rows.shape[0] else (right_rows, left_rows)
         h_small = self._buffer(3)
         # the small child's histogram, and in the same kernel the large one's in the parent's
@@ -796,13 +797,13 @@ class TreeGrower:
         node.hist = None
         if self.bounded:
             node.pset = None  # kept alive only by a child whose pair histograms subtract from it
-            left = self._make_node(left_rows, node.depth + 1, hl, lp, pset=lps, bound=lb)
-            right = self._make_node(right_rows, node.depth + 1, hr, rp, pset=rps, bound=rb)
+            left = self._make_node(left_rows, node.depth + 1, hl, lp, pset=lps, bound=lb, sums=kid_sums[0])
+            right = self._make_node(right_rows, node.depth + 1, hr, rp, pset=rps, bound=rb, sums=kid_sums[1])
         else:
             lp, rp, lph, rph = self._children_pairs(left_rows, node)
             node.phist = None
-            left = self._make_node(left_rows, node.depth + 1, hl, lp, lph)
-            right = self._make_node(right_rows, node.depth + 1, hr, rp, rph)
+            left = self._make_node(left_rows, node.depth + 1, hl, lp, lph, sums=kid_sums[0])
+            right = self._make_node(right_rows, node.depth + 1, hr, rp, rph, sums=kid_sums[1])
         return left, right
 
     def grow(self):
@@ -858,12 +859,8 @@ class TreeGrower:
                 nid = candidates[-1]
             node = nodes[nid]
             gain, feature, b = node.split
-            if self.exact:
-                left_rows, right_rows = _partition(self.binned, node.rows, feature, b)
-                kid_sums = (None, None)
-            else:
-                kid_sums = np.empty((2, 3))
-                left_rows, right_rows = _partition_sums(self.binned, node.rows, feature, b, self.g, self.h, kid_sums)
+            kid_sums = np.empty((2, 3))
+            left_rows, right_rows = _partition_sums(self.binned, node.rows, feature, b, self.g, self.h, kid_sums)
             if self.LAST_SPLIT_LEAVES and n_leaves + 1 == self.num_leaves and \
                     not (self.exact and self.leaf_hessian == "exact"):
                 # the last split: its children stay leaves, and a leaf reads only its rows and their
@@ -875,7 +872,7 @@ class TreeGrower:
                 n_leaves += 1
                 break
             if self.exact:
-                left, right = self._exact_children(node, left_rows, right_rows)
+                left, right = self._exact_children(node, left_rows, right_rows, kid_sums)
             else:
                 left, right = self._fused_children(node, left_rows, right_rows, kid_sums)
             nodes += [left, right]
