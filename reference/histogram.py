@@ -162,12 +162,9 @@ def build_histogram_and_weights(binned, rows, g, h, w, hist, w_hist, parent=None
     row): exact OLE's bound channel. Blocks of ``FEATURE_BLOCK`` features per task, as
     :func:`build_histogram`'s."""
     n = rows.shape[0]
-    og = np.empty(n)
-    oh = np.empty(n)
+    og, oh = ordered_gradients(rows, g, h)
     ow = np.empty(n)
     for t in range(n):
-        og[t] = g[rows[t]]
-        oh[t] = h[rows[t]]
         ow[t] = w[rows[t]]
     n_features = binned.shape[1]
     for k in prange((n_features + FEATURE_BLOCK - 1) // FEATURE_BLOCK):
