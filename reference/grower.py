@@ -5,8 +5,10 @@ import numpy as np
 from numba import njit, prange
 
 from . import histogram as _hist
+from .binning import WORD_FEATURES, pack_bins
 from .histogram import (
     N_BINS,
+    as_words,
     build_feature_block,
     build_histogram,
     build_pair_histograms,
@@ -299,34 +301,22 @@ def _doc_weights(rows, h, pi, pj, ph, out):
         out[pj[t]] -= ph[t]
 
 
-#: Features a task of :func:`_split_children` builds, subtracts and searches: a smaller child's rows
-#: are scattered over the bins' columns, and 8 features' independent chains of additions hide more of
-#: their cache misses than 4 (the 29 splits of real trees, replayed: 0.93× the time at 1 thread).
-SPLIT_BLOCK = 8
+#: Features a task of :func:`_split_children` builds, subtracts and searches: one word of
+#: :func:`reference.binning.pack_bins`, and 8 features' independent chains of additions hide more of
+#: the rows' latency than 4 (the 29 splits of real trees, replayed: 0.93× the time at 1 thread).
+SPLIT_BLOCK = WORD_FEATURES
 
 
 @njit(cache=True, parallel=True)
-def _split_children(binned, rows, g, h, small_hist, parent_hist, n_bins, feature_mask, sums, search, criterion, lam,
-                    min_data, min_hess, no_pairs, gains, bins):
-    """A split's whole histogram work in one kernel (SE and Newton OLE): the smaller child's
-    histogram over ``rows`` into ``small_hist``, the larger child's in ``parent_hist`` (parent −
-    small, in place), and each child's best gain and bin per feature into ``gains[c]``, ``bins[c]``
-    (child 0 the smaller, 1 the larger; searched when ``search[c]``, ``sums[c]`` its ``(G, H, N)``;
-    −inf and −1 otherwise and for masked features).
-
-    ``prange`` over blocks of ``SPLIT_BLOCK`` features: a task builds its features
-    (:func:`reference.histogram.build_feature_block`), subtracts them from the parent's and searches
-    them in both children while they are in cache, so a split takes one fork-join instead of four
-    (build, subtraction, two searches). The same sums and gains to the bit as those four kernels:
-    each is the same operation on the same numbers (:func:`reference.splitting.find_best_split`
-    calls :func:`reference.splitting.best_bin` per feature, as here).
-    """
+def _split_kernel(words, rows, g, h, small_hist, parent_hist, n_bins, feature_mask, sums, search, criterion, lam,
+                  min_data, min_hess, no_pairs, gains, bins):
+    """:func:`_split_children` on the packed words."""
     og, oh = ordered_gradients(rows, g, h)
-    n_features = binned.shape[1]
+    n_features = small_hist.shape[0]
     for k in prange((n_features + SPLIT_BLOCK - 1) // SPLIT_BLOCK):
         f0 = k * SPLIT_BLOCK
         f1 = min(f0 + SPLIT_BLOCK, n_features)
-        build_feature_block(binned, rows, og, oh, small_hist, f0, f1)
+        build_feature_block(words, rows, og, oh, small_hist, f0, f1)
         subtract_features(parent_hist, small_hist, f0, f1)
         for f in range(f0, f1):
             for c in range(2):
@@ -338,6 +328,26 @@ def _split_children(binned, rows, g, h, small_hist, parent_hist, n_bins, feature
                                        criterion, lam, min_data, min_hess, no_pairs, no_pairs)
                     gains[c, f] = gain
                     bins[c, f] = b
+
+
+def _split_children(binned, rows, g, h, small_hist, parent_hist, n_bins, feature_mask, sums, search, criterion, lam,
+                    min_data, min_hess, no_pairs, gains, bins):
+    """A split's whole histogram work in one kernel (SE and Newton OLE): the smaller child's
+    histogram over ``rows`` into ``small_hist``, the larger child's in ``parent_hist`` (parent −
+    small, in place), and each child's best gain and bin per feature into ``gains[c]``, ``bins[c]``
+    (child 0 the smaller, 1 the larger; searched when ``search[c]``, ``sums[c]`` its ``(G, H, N)``;
+    −inf and −1 otherwise and for masked features). ``binned``: the uint8 matrix or its
+    :func:`reference.binning.pack_bins` words (the grower's: the kernel reads words).
+
+    ``prange`` over blocks of ``SPLIT_BLOCK`` features (one word): a task builds its features
+    (:func:`reference.histogram.build_feature_block`), subtracts them from the parent's and searches
+    them in both children while they are in cache, so a split takes one fork-join instead of four
+    (build, subtraction, two searches). The same sums and gains to the bit as those four kernels:
+    each is the same operation on the same numbers (:func:`reference.splitting.find_best_split`
+    calls :func:`reference.splitting.best_bin` per feature, as here).
+    """
+    _split_kernel(as_words(binned), rows, g, h, small_hist, parent_hist, n_bins, feature_mask, sums, search,
+                  criterion, lam, min_data, min_hess, no_pairs, gains, bins)
 
 
 class _PairSet:
@@ -400,6 +410,9 @@ class TreeGrower:
         took or allocated back when the tree is grown (no buffer of a tree outlives :meth:`grow`).
         Exact OLE allocates a few hundred histograms a tree; fresh from the allocator, their pages
         are faulted in on first write (3,000–4,000 page faults a round on a 34 K-row set).
+    words : uint64 array, optional
+        ``reference.binning.pack_bins(binned)``, which the row histograms read; packed here when not
+        given (a fit's trees share one: :class:`reference.MARTRanker` packs its training set once).
     """
 
     #: The share of the root's pairs, the heaviest, whose pair histograms give the bound its
@@ -418,7 +431,7 @@ class TreeGrower:
     def __init__(self, binned, n_bins, g, h, rows, *, num_leaves=31, criterion="ole", growth="best_first",
                  min_data_in_leaf=20, min_sum_hessian_in_leaf=1e-3, lambda_l2=0.0, max_depth=None,
                  leaf_value="newton", leaf_hessian="diagonal", pairs=None, feature_mask=None, exact_bounds=True,
-                 root_hist=None, buffers=None):
+                 root_hist=None, buffers=None, words=None):
         if criterion not in CRITERIA:
             raise ValueError(f"criterion must be one of {tuple(CRITERIA)}, got {criterion!r}")
         if growth not in GROWTH:
@@ -434,6 +447,13 @@ class TreeGrower:
         g = np.ascontiguousarray(g, dtype=np.float64)
         h = np.ascontiguousarray(h, dtype=np.float64)
         self.binned, self.n_bins, self.g, self.h = binned, n_bins, g, h
+        if words is not None and not (isinstance(words, np.ndarray) and words.dtype == np.uint64 and
+                                      words.shape == ((binned.shape[1] + WORD_FEATURES - 1) // WORD_FEATURES,
+                                                      binned.shape[0]) and words.flags.c_contiguous):
+            raise ValueError("words must be None or reference.binning.pack_bins(binned), got "
+                             f"{type(words).__name__} {getattr(words, 'dtype', '')} {getattr(words, 'shape', '')}")
+        # the row histograms read the bins as words of 8 features (one load for a row's block)
+        self.words = pack_bins(binned) if words is None else words
         self.rows, self.root_hist = rows, root_hist
         self._pool, self._taken = buffers, []
         self.num_leaves, self.criterion, self.growth = num_leaves, CRITERIA[criterion], growth
@@ -514,7 +534,7 @@ class TreeGrower:
         search = np.array([self._searchable(k) for k in both])
         small.hist, large.hist = self._buffer(3), node.hist
         node.hist = None
-        _split_children(self.binned, small.rows, self.g, self.h, small.hist, large.hist, self.n_bins,
+        _split_children(self.words, small.rows, self.g, self.h, small.hist, large.hist, self.n_bins,
                         self.feature_mask, sums, search, self.criterion, self.lam, self.min_data, self.min_hess,
                         self._empty_pairs, self._gains, self._bins)
         for c, kid in enumerate(both):
@@ -645,7 +665,7 @@ class TreeGrower:
         slack = _abs_sum(rows, self._w)
         if slack <= 1e-9 * self._h_root:
             if hist is not None:
-                build_histogram(self.binned, rows, self.g, self.h, hist, parent)
+                build_histogram(self.words, rows, self.g, self.h, hist, parent)
             return None, slack
         if hist is not None:
             out = self._buffer()
@@ -710,7 +730,7 @@ class TreeGrower:
         if wants[s] or touched is not None:
             w[s] = self._weight_histogram(*kids[s], hist=small_hist, parent=node.hist)
         else:
-            build_histogram(self.binned, kids[s][0], self.g, self.h, small_hist, node.hist)
+            build_histogram(self.words, kids[s][0], self.g, self.h, small_hist, node.hist)
         if touched is not None:
             # Σ_large w_parent = parent − Σ_small w_parent; w_child = w_parent + crossing weight
             small_w, small_slack = w[s]
@@ -791,7 +811,7 @@ class TreeGrower:
         if self.bounded:
             lp, rp, lps, rps, lb, rb = self._bounded_children(node, left_rows, right_rows, h_small)
         else:
-            build_histogram(self.binned, small, self.g, self.h, h_small, node.hist)
+            build_histogram(self.words, small, self.g, self.h, h_small, node.hist)
         h_large = node.hist
         hl, hr = (h_small, h_large) if small is left_rows else (h_large, h_small)
         node.hist = None
@@ -815,7 +835,7 @@ class TreeGrower:
         if hist is None:
             hist = self._buffer(3)
             # rows None: every row in order, read without the index (the same sums)
-            build_histogram(self.binned, None if every_row else self.rows, self.g, self.h, hist)
+            build_histogram(self.words, None if every_row else self.rows, self.g, self.h, hist)
         root_pairs = None
         if self.exact:
             if every_row:

@@ -14,7 +14,7 @@ from lambda_objectives._kernels.compile import announces_compilation
 from lambda_objectives.adapters._sklearn import TrainingQueries, check_scored_queries, check_X, require_queries
 from lambda_objectives.data.groups import split_qid_column
 
-from .binning import BinMapper
+from .binning import BinMapper, pack_bins
 from .grower import GROWTH, NODE_DTYPE, TreeGrower, predict_binned, root_histograms
 from .losses import OBJECTIVES, XENDCG, Lambda, LeastSquares, Listwise, Logistic, McRank, YetiRank
 from .splitting import CRITERIA
@@ -366,6 +366,7 @@ class MARTRanker(BaseEstimator):
         self.history_ = {name: {m: [] for m in history_metrics + ("loss",)} for name, *_ in sets}
         self.fit_seconds_ = []
         buffers = {}  # histogram buffers each tree hands on to the next (TreeGrower's ``buffers``)
+        words = pack_bins(binned)  # the bins as the row histograms read them, packed once for every tree
         ncol = self.n_columns_
         g = np.empty(X.shape[0]) if ncol == 1 else np.empty((X.shape[0], ncol))
         h = np.empty_like(g)
@@ -401,7 +402,7 @@ class MARTRanker(BaseEstimator):
                                     min_sum_hessian_in_leaf=self.min_sum_hessian_in_leaf, lambda_l2=self.lambda_l2,
                                     max_depth=self._depth_limit(), leaf_value=self.leaf_value,
                                     leaf_hessian=self.leaf_hessian, pairs=pairs, feature_mask=mask,
-                                    root_hist=None if roots is None else roots[c], buffers=buffers)
+                                    root_hist=None if roots is None else roots[c], buffers=buffers, words=words)
                 tree = grower.grow()
                 round_leaves.append(grower.leaf_rows_)
                 leaf = tree["feature"] < 0

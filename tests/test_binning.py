@@ -42,3 +42,23 @@ def test_bad_input():
         m.transform(np.zeros((3, 3)))
     with pytest.raises(ValueError, match="2-D"):
         BinMapper().fit(np.zeros(3))
+
+
+@pytest.mark.parametrize("n_features", [3, 8, 9, 16, 17])
+def test_packed_words_hold_every_rows_bins(n_features):
+    """``pack_bins``: word ``[k, r]`` holds row ``r``'s bins of features ``8k .. 8k + 7``, feature ``8k + j``
+    in byte ``j`` (the NaN bin 255 included), the features past the last one 0; anything but a 2-D uint8
+    matrix is refused."""
+    from reference.binning import pack_bins
+
+    rng = np.random.default_rng(n_features)
+    binned = np.asfortranarray(rng.integers(0, 256, size=(50, n_features)).astype(np.uint8))
+    binned[0] = 255
+    words = pack_bins(binned)
+    assert words.dtype == np.uint64 and words.flags.c_contiguous and words.shape == ((n_features + 7) // 8, 50)
+    for f in range(words.shape[0] * 8):
+        byte = (words[f // 8] >> np.uint64(8 * (f % 8))) & np.uint64(0xFF)
+        np.testing.assert_array_equal(byte, binned[:, f] if f < n_features else 0)
+    for bad in (binned.astype(np.int64), binned[0]):
+        with pytest.raises(ValueError, match="binned must be a 2-D uint8 array"):
+            pack_bins(bad)

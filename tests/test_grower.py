@@ -358,3 +358,25 @@ def test_gradients_of_another_dtype_grow_the_float64_tree(ranking_20, criterion)
         np.testing.assert_array_equal(tree32[name], tree64[name], err_msg=name)
     np.testing.assert_array_equal(g32, before[0])
     np.testing.assert_array_equal(h32, before[1])
+
+
+@pytest.mark.parametrize("criterion", ["se", "ole", "ole_exact"])
+def test_trees_from_packed_words_given_or_packed_by_the_grower_are_the_same(ranking_20, criterion):
+    """A grower handed ``words=pack_bins(binned)`` (as a fit's trees are) grows the tree of one packing
+    the bins itself, bit for bit, on every row and on a row subsample; words of another matrix's shape or
+    type are refused."""
+    from reference.binning import pack_bins
+
+    d, binned, n_bins = ranking_20
+    g, h, pairs = lambda_gradients(np.zeros(d.y.shape[0]), d.y, d.group_ptr, "ndcg", 10, return_pairs=True)
+    kw = dict(criterion=criterion, num_leaves=12, min_data_in_leaf=5, pairs=(pairs.i, pairs.j, pairs.h))
+    words = pack_bins(binned)
+    for rows in (np.arange(binned.shape[0], dtype=np.int64), np.arange(0, binned.shape[0], 2, dtype=np.int64)):
+        own = TreeGrower(binned, n_bins, g, h, rows, **kw).grow()
+        given = TreeGrower(binned, n_bins, g, h, rows, words=words, **kw).grow()
+        assert (own["feature"] >= 0).sum() > 0
+        for name in own.dtype.names:
+            np.testing.assert_array_equal(given[name], own[name], err_msg=name)
+    for bad in (words[:, :-1], words.astype(np.int64), np.asfortranarray(words), binned):
+        with pytest.raises(ValueError, match="words must be None or reference.binning.pack_bins"):
+            TreeGrower(binned, n_bins, g, h, rows, words=bad, **kw)
