@@ -641,7 +641,7 @@ class TreeGrower:
             return
         if ps.src is None:
             self._kernel("build_pair_histograms", ps.n * self.binned.shape[1])(
-                self.binned, ps.pairs[0], ps.pairs[1], ps.pairs[2], ps.pmax, ps.pmin)
+                self.words, ps.pairs[0], ps.pairs[1], ps.pairs[2], ps.pmax, ps.pmin)
         else:
             parent, small, crossing = ps.src
             for x in ps.src:
@@ -670,11 +670,11 @@ class TreeGrower:
         if hist is not None:
             out = self._buffer()
             self._kernel("build_histogram_and_weights", rows.shape[0] * self.binned.shape[1])(
-                self.binned, rows, self.g, self.h, self._w, hist, out, parent)
+                self.words, rows, self.g, self.h, self._w, hist, out, parent)
         else:
             out = self._buffer()
             out.fill(0.0)
-            self._kernel("add_weight_histogram", rows.shape[0] * self.binned.shape[1])(self.binned, rows, self._w, out)
+            self._kernel("add_weight_histogram", rows.shape[0] * self.binned.shape[1])(self.words, rows, self._w, out)
         return out, 0.0
 
     def _heavy(self, pairs):
@@ -685,7 +685,7 @@ class TreeGrower:
         if out is None:
             out = (self._buffer(), self._buffer())
         self._kernel("build_pair_histograms", heavy[0].shape[0] * self.binned.shape[1])(
-            self.binned, heavy[0], heavy[1], heavy[2], out[0], out[1])
+            self.words, heavy[0], heavy[1], heavy[2], out[0], out[1])
         return out
 
     def _bounded_children(self, node, left_rows, right_rows, small_hist):
@@ -738,7 +738,7 @@ class TreeGrower:
                 parent_w -= small_w
             touched.sort()
             self._kernel("add_weight_histogram", touched.shape[0] * self.binned.shape[1])(
-                self.binned, touched, self._x, parent_w)
+                self.words, touched, self._x, parent_w)
             w[big] = (parent_w, small_slack)
         elif wants[big]:
             w[big] = self._weight_histogram(*kids[big])
@@ -768,7 +768,7 @@ class TreeGrower:
     def _pair_histograms(self, pairs):
         pmax = self._buffer()
         pmin = self._buffer()
-        build_pair_histograms(self.binned, pairs[0], pairs[1], pairs[2], pmax, pmin)
+        build_pair_histograms(self.words, pairs[0], pairs[1], pairs[2], pmax, pmin)
         return pmax, pmin
 
     def _children_pairs(self, left_rows, node):

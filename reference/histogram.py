@@ -53,6 +53,16 @@ def _add_words(words, og, oh, hist, f0, j0, width):
 
 
 @njit(cache=True, inline="always")
+def _gather_words(words, k, rows):
+    """``words[k, rows]`` into a contiguous array: the gather's loads are independent of one another,
+    so a small node's scattered rows overlap their cache misses before the additions need them."""
+    out = np.empty(rows.shape[0], dtype=np.uint64)
+    for t in range(rows.shape[0]):
+        out[t] = words[k, rows[t]]
+    return out
+
+
+@njit(cache=True, inline="always")
 def build_feature_block(words, rows, og, oh, hist, f0, f1):
     """One task of :func:`build_histogram`: ``hist[f]`` for ``f0 <= f < f1`` (features of one word of
     ``words``, :func:`reference.binning.pack_bins`) over ``rows`` with their ordered gradients ``og``,
@@ -70,9 +80,7 @@ def build_feature_block(words, rows, og, oh, hist, f0, f1):
     if rows is None:
         words_k = words[k]
     else:
-        words_k = np.empty(rows.shape[0], dtype=np.uint64)
-        for t in range(rows.shape[0]):
-            words_k[t] = words[k, rows[t]]
+        words_k = _gather_words(words, k, rows)
     for f in range(f0, f1):  # zeroed after the gather: in cache for the additions
         _zero_histogram(hist, f)
     f = f0
@@ -174,40 +182,43 @@ def build_histograms(binned, rows, g, h, hists):
 
 
 @njit(cache=True, parallel=True)
-def build_histogram_and_weights(binned, rows, g, h, w, hist, w_hist, parent=None):
+def build_histogram_and_weights(words, rows, g, h, w, hist, w_hist, parent=None):
     """:func:`build_histogram` (the same sums in the same order, and with ``parent`` the same
     subtraction) and, in the same pass, ``w_hist[f, b] = Σ w`` over ``rows`` (``w`` indexed by
-    row): exact OLE's bound channel. It reads the column-major bins, in blocks of ``FEATURE_BLOCK``
-    features per task."""
+    row): exact OLE's bound channel. ``words``: :func:`reference.binning.pack_bins`'s; a task takes
+    one word (8 features), its rows' words gathered first as :func:`build_feature_block` does (the
+    column-major bins read 8 cache lines a scattered row)."""
     n = rows.shape[0]
     og, oh = ordered_gradients(rows, g, h)
     ow = np.empty(n)
     for t in range(n):
         ow[t] = w[rows[t]]
-    n_features = binned.shape[1]
-    for k in prange((n_features + FEATURE_BLOCK - 1) // FEATURE_BLOCK):
-        f0 = k * FEATURE_BLOCK
-        f1 = min(f0 + FEATURE_BLOCK, n_features)
+    n_features = hist.shape[0]
+    for k in prange((n_features + WORD_FEATURES - 1) // WORD_FEATURES):
+        f0 = k * WORD_FEATURES
+        f1 = min(f0 + WORD_FEATURES, n_features)
+        words_k = _gather_words(words, k, rows)
         for f in range(f0, f1):
             _zero_histogram(hist, f)
             for b in range(N_BINS):
                 w_hist[f, b] = 0.0
-        if f1 - f0 == FEATURE_BLOCK:
+        if f1 - f0 == WORD_FEATURES:
             for t in range(n):
-                r = rows[t]
+                x = words_k[t]
                 a = og[t]
                 c = oh[t]
                 e = ow[t]
-                for j in range(FEATURE_BLOCK):
-                    b = binned[r, f0 + j]
+                for j in range(WORD_FEATURES):
+                    b = (x >> np.uint64(8 * j)) & np.uint64(0xFF)
                     hist[f0 + j, b, 0] += a
                     hist[f0 + j, b, 1] += c
                     hist[f0 + j, b, 2] += 1.0
                     w_hist[f0 + j, b] += e
         else:
             for f in range(f0, f1):
+                shift = np.uint64(8 * (f - f0))
                 for t in range(n):
-                    b = binned[rows[t], f]
+                    b = (words_k[t] >> shift) & np.uint64(0xFF)
                     hist[f, b, 0] += og[t]
                     hist[f, b, 1] += oh[t]
                     hist[f, b, 2] += 1.0
@@ -216,8 +227,9 @@ def build_histogram_and_weights(binned, rows, g, h, w, hist, w_hist, parent=None
             subtract_features(parent, hist, f0, f1)
 
 
-#: Features one ``prange`` task of :func:`build_pair_histograms` accumulates together, pair by pair.
-PAIR_FEATURE_BLOCK = 8
+#: Features one ``prange`` task of :func:`build_pair_histograms` accumulates together, pair by pair: one
+#: word of :func:`reference.binning.pack_bins`.
+PAIR_FEATURE_BLOCK = WORD_FEATURES
 
 
 @njit(cache=True, inline="always")
@@ -233,19 +245,18 @@ def _add_pair(out_max, out_min, f, bi, bj, x):
 
 
 @njit(cache=True, parallel=True)
-def build_pair_histograms(binned, pi, pj, ph, out_max, out_min):
+def build_pair_histograms(words, pi, pj, ph, out_max, out_min):
     """For exact OLE: per feature, Σ h_ij of the node's pairs by the larger and by the smaller
     bin of the pair's two documents (a pair is inside the left child of "bin <= b" iff its larger
     bin is <= b, inside the right child iff its smaller bin is > b).
 
-    ``prange`` over blocks of ``PAIR_FEATURE_BLOCK`` features: a task reads each pair's rows and
-    weight once and adds it to its block's features in turn (a constant trip count, unrolled;
-    left-over features one at a time), every bin still summed over the pairs in order from 0.0,
-    as :func:`build_pair_histogram_feature` sums it (the same bits). 0.6–0.8× one feature per task
-    at 1 thread on a 68 K-row root's 390 K pairs. The loops are written out rather than calling a
-    per-block helper: indexing the block's features through an array measured no faster than one
-    feature per task."""
-    n_features = binned.shape[1]
+    ``words``: :func:`reference.binning.pack_bins`'s. ``prange`` over words (``PAIR_FEATURE_BLOCK``
+    = 8 features): a task reads each pair's two words and weight once and adds it to its word's
+    features in turn (a constant trip count, unrolled; a last, partial word's features one at a
+    time), every bin still summed over the pairs in order from 0.0, as
+    :func:`build_pair_histogram_feature` sums it (the same bits). A pair's documents are anywhere in
+    the data: two words are two cache lines, where the column-major bins cost 16."""
+    n_features = out_max.shape[0]
     for k in prange((n_features + PAIR_FEATURE_BLOCK - 1) // PAIR_FEATURE_BLOCK):
         f0 = k * PAIR_FEATURE_BLOCK
         f1 = min(f0 + PAIR_FEATURE_BLOCK, n_features)
@@ -255,15 +266,18 @@ def build_pair_histograms(binned, pi, pj, ph, out_max, out_min):
                 out_min[f, b] = 0.0
         if f1 - f0 == PAIR_FEATURE_BLOCK:
             for t in range(pi.shape[0]):
-                a = pi[t]
-                c = pj[t]
+                wa = words[k, pi[t]]
+                wc = words[k, pj[t]]
                 x = ph[t]
                 for j in range(PAIR_FEATURE_BLOCK):
-                    _add_pair(out_max, out_min, f0 + j, binned[a, f0 + j], binned[c, f0 + j], x)
+                    sh = np.uint64(8 * j)
+                    _add_pair(out_max, out_min, f0 + j, (wa >> sh) & np.uint64(0xFF), (wc >> sh) & np.uint64(0xFF), x)
         else:
             for f in range(f0, f1):
+                sh = np.uint64(8 * (f - f0))
                 for t in range(pi.shape[0]):
-                    _add_pair(out_max, out_min, f, binned[pi[t], f], binned[pj[t], f], ph[t])
+                    _add_pair(out_max, out_min, f, (words[k, pi[t]] >> sh) & np.uint64(0xFF),
+                              (words[k, pj[t]] >> sh) & np.uint64(0xFF), ph[t])
 
 
 @njit(cache=True)
@@ -328,28 +342,31 @@ def new_histogram(n_features, n_cols=None):
 
 
 @njit(cache=True, parallel=True)
-def add_weight_histogram(binned, rows, w, out):
-    """``out[f, b] += Σ w`` over ``rows`` (``w`` indexed by row; ``prange`` over blocks of
-    ``FEATURE_BLOCK`` features, each row added to the block's features in turn); on a zeroed
-    ``out``, the node's weight histogram."""
+def add_weight_histogram(words, rows, w, out):
+    """``out[f, b] += Σ w`` over ``rows`` (``w`` indexed by row; ``words``
+    :func:`reference.binning.pack_bins`'s; ``prange`` over words, each task's rows' words gathered
+    first, each row added to the word's features in turn); on a zeroed ``out``, the node's weight
+    histogram."""
     n = rows.shape[0]
     ow = np.empty(n)
     for t in range(n):
         ow[t] = w[rows[t]]
-    n_features = binned.shape[1]
-    for k in prange((n_features + FEATURE_BLOCK - 1) // FEATURE_BLOCK):
-        f0 = k * FEATURE_BLOCK
-        f1 = min(f0 + FEATURE_BLOCK, n_features)
-        if f1 - f0 == FEATURE_BLOCK:
+    n_features = out.shape[0]
+    for k in prange((n_features + WORD_FEATURES - 1) // WORD_FEATURES):
+        f0 = k * WORD_FEATURES
+        f1 = min(f0 + WORD_FEATURES, n_features)
+        words_k = _gather_words(words, k, rows)
+        if f1 - f0 == WORD_FEATURES:
             for t in range(n):
-                r = rows[t]
+                x = words_k[t]
                 e = ow[t]
-                for j in range(FEATURE_BLOCK):
-                    out[f0 + j, binned[r, f0 + j]] += e
+                for j in range(WORD_FEATURES):
+                    out[f0 + j, (x >> np.uint64(8 * j)) & np.uint64(0xFF)] += e
         else:
             for f in range(f0, f1):
+                shift = np.uint64(8 * (f - f0))
                 for t in range(n):
-                    out[f, binned[rows[t], f]] += ow[t]
+                    out[f, (words_k[t] >> shift) & np.uint64(0xFF)] += ow[t]
 
 
 #: Single-threaded builds of the same kernels (``prange`` runs as ``range``: the same sums in the

@@ -6,6 +6,7 @@ import pytest
 
 from lambda_objectives import lambda_gradients
 from reference import BinMapper
+from reference.binning import pack_bins
 from reference import histogram as hist_module
 from reference.histogram import build_histogram, build_pair_histograms, new_histogram
 
@@ -41,7 +42,7 @@ def test_per_feature_pair_histograms_are_bit_identical_to_the_full_build(small_r
     _, _, p = lambda_gradients(s, small_ranking.y, small_ranking.group_ptr, "ndcg", 10, return_pairs=True)
     nf = binned.shape[1]
     full_max, full_min = np.empty((nf, 256)), np.empty((nf, 256))
-    build_pair_histograms(binned, p.i, p.j, p.h, full_max, full_min)
+    build_pair_histograms(pack_bins(binned), p.i, p.j, p.h, full_max, full_min)
     some = np.array([5, 0, 3], dtype=np.int64)
     out_max, out_min = np.full((nf, 256), np.nan), np.full((nf, 256), np.nan)
     kernel = hist_module.build_pair_histograms_of_serial if serial else hist_module.build_pair_histograms_of
@@ -50,7 +51,7 @@ def test_per_feature_pair_histograms_are_bit_identical_to_the_full_build(small_r
     np.testing.assert_array_equal(out_min[some], full_min[some])
     assert np.isnan(np.delete(out_max, some, axis=0)).all()  # the other features untouched
     serial_max, serial_min = np.empty((nf, 256)), np.empty((nf, 256))
-    hist_module.build_pair_histograms_serial(binned, p.i, p.j, p.h, serial_max, serial_min)
+    hist_module.build_pair_histograms_serial(pack_bins(binned), p.i, p.j, p.h, serial_max, serial_min)
     np.testing.assert_array_equal(serial_max, full_max)
     np.testing.assert_array_equal(serial_min, full_min)
     brute_max, brute_min = np.zeros((nf, 256)), np.zeros((nf, 256))
@@ -78,14 +79,14 @@ def test_weight_histograms(small_ranking, serial):
             brute[f, binned[r, f]] += w[r]
     k = "_serial" if serial else ""
     alone = np.zeros((nf, 256))
-    getattr(hist_module, "add_weight_histogram" + k)(binned, rows, w, alone)
+    getattr(hist_module, "add_weight_histogram" + k)(pack_bins(binned), rows, w, alone)
     np.testing.assert_allclose(alone, brute, rtol=1e-12, atol=1e-12)
     added = np.ones((nf, 256))
-    getattr(hist_module, "add_weight_histogram" + k)(binned, rows, w, added)
+    getattr(hist_module, "add_weight_histogram" + k)(pack_bins(binned), rows, w, added)
     np.testing.assert_allclose(added, 1.0 + alone, rtol=1e-12)
     plain, fused, fused_w = new_histogram(nf), new_histogram(nf), np.empty((nf, 256))
     build_histogram(binned, rows, g, h, plain)
-    getattr(hist_module, "build_histogram_and_weights" + k)(binned, rows, g, h, w, fused, fused_w)
+    getattr(hist_module, "build_histogram_and_weights" + k)(pack_bins(binned), rows, g, h, w, fused, fused_w)
     np.testing.assert_array_equal(fused, plain)
     np.testing.assert_array_equal(fused_w, alone)
 
@@ -104,7 +105,7 @@ def test_feature_blocks_sum_as_one_feature_at_a_time(small_ranking, n_features):
     g, h = rng.normal(size=binned.shape[0]), rng.uniform(size=binned.shape[0])
     rows = np.sort(rng.choice(binned.shape[0], binned.shape[0] // 2, replace=False)).astype(np.int64)
     one_at_a_time, w = new_histogram(n_features), np.empty((n_features, 256))
-    hist_module.build_histogram_and_weights_serial(binned, rows, g, h, h, one_at_a_time, w)
+    hist_module.build_histogram_and_weights_serial(pack_bins(binned), rows, g, h, h, one_at_a_time, w)
     brute = np.zeros((n_features, 256, 3))
     for f in range(n_features):
         for r in rows:
@@ -151,14 +152,14 @@ def test_weight_and_pair_kernels_in_feature_blocks_sum_as_one_feature_at_a_time(
         with numba_threads(threads):
             for k in ("", "_serial"):
                 fused, fused_w = new_histogram(n_features), np.full((n_features, 256), np.nan)
-                getattr(hist_module, "build_histogram_and_weights" + k)(binned, rows, g, h, w, fused, fused_w)
+                getattr(hist_module, "build_histogram_and_weights" + k)(pack_bins(binned), rows, g, h, w, fused, fused_w)
                 np.testing.assert_array_equal(fused, plain)
                 np.testing.assert_array_equal(fused_w, brute_w)
                 added = np.zeros((n_features, 256))
-                getattr(hist_module, "add_weight_histogram" + k)(binned, rows, w, added)
+                getattr(hist_module, "add_weight_histogram" + k)(pack_bins(binned), rows, w, added)
                 np.testing.assert_array_equal(added, brute_w)
                 full_max, full_min = np.full((n_features, 256), np.nan), np.full((n_features, 256), np.nan)
-                getattr(hist_module, "build_pair_histograms" + k)(binned, p.i, p.j, p.h, full_max, full_min)
+                getattr(hist_module, "build_pair_histograms" + k)(pack_bins(binned), p.i, p.j, p.h, full_max, full_min)
                 np.testing.assert_array_equal(full_max, brute_max)
                 np.testing.assert_array_equal(full_min, brute_min)
                 for some in subsets:
@@ -259,7 +260,7 @@ def test_a_build_with_its_parent_leaves_the_sibling_subtracted_to_the_bit(small_
             np.testing.assert_array_equal(p, sibling)
             for k in ("", "_serial"):
                 out, p, out_w = new_histogram(n_features), parent.copy(), np.empty((n_features, 256))
-                getattr(hist_module, "build_histogram_and_weights" + k)(binned, rows, g, h, w, out, out_w, p)
+                getattr(hist_module, "build_histogram_and_weights" + k)(pack_bins(binned), rows, g, h, w, out, out_w, p)
                 np.testing.assert_array_equal(out, child)
                 np.testing.assert_array_equal(p, sibling)
 

@@ -9,6 +9,7 @@ from conftest import shared_file
 from lambda_objectives import lambda_gradients
 from lambda_objectives.data.datasets import make_ranking
 from reference import BinMapper, MARTRanker
+from reference.binning import pack_bins
 from reference.histogram import build_histogram, build_pair_histograms, new_histogram
 from reference.losses import LeastSquares, Logistic, McRank
 from reference.splitting import CRITERIA, find_best_split
@@ -38,7 +39,7 @@ def _kernel_pick(binned, mapper, g, h, criterion, pairs=None):
     pmax, pmin = np.zeros((nf, 256)), np.zeros((nf, 256))
     H_exact = h.sum()
     if pairs is not None:
-        build_pair_histograms(binned, pairs.i, pairs.j, pairs.h, pmax, pmin)
+        build_pair_histograms(pack_bins(binned), pairs.i, pairs.j, pairs.h, pmax, pmin)
         H_exact = h.sum() - 2 * pairs.h.sum()
     gain, best = np.empty(nf), np.empty(nf, dtype=np.int64)
     find_best_split(hist, mapper.n_bins_, np.ones(nf, bool), g.sum(), h.sum(), float(n), H_exact,
@@ -231,7 +232,7 @@ def test_exact_ole_gain_equals_brute_force():
     from reference.histogram import build_pair_histograms
 
     pmax, pmin = np.empty((3, 256)), np.empty((3, 256))
-    build_pair_histograms(binned, pairs.i, pairs.j, pairs.h, pmax, pmin)
+    build_pair_histograms(pack_bins(binned), pairs.i, pairs.j, pairs.h, pmax, pmin)
     H_exact = h.sum() - 2 * pairs.h.sum()
     gain, best_bin = np.empty(3), np.empty(3, dtype=np.int64)
     find_best_split(hist, mapper.n_bins_, np.ones(3, bool), g.sum(), h.sum(), float(len(rows)), H_exact,
@@ -282,15 +283,15 @@ def test_exact_gain_bounds_bound_every_features_exact_gain(lam, min_data):
         hist = new_histogram(nf)
         build_histogram(binned, rows, g, h, hist)
         pmax, pmin = np.empty((nf, 256)), np.empty((nf, 256))
-        build_pair_histograms(binned, pi, pj, ph, pmax, pmin)
+        build_pair_histograms(pack_bins(binned), pi, pj, ph, pmax, pmin)
         w = h.copy()  # h_i minus its pairs inside the node
         np.subtract.at(w, pi, ph)
         np.subtract.at(w, pj, ph)
         w_hist = np.zeros((nf, 256))
-        add_weight_histogram(binned, rows, w, w_hist)
+        add_weight_histogram(pack_bins(binned), rows, w, w_hist)
         heavy = ph >= np.quantile(ph, 0.9) if node % 2 == 0 else np.zeros(ph.shape[0], bool)
         s_max, s_min = np.zeros((nf, 256)), np.zeros((nf, 256))
-        build_pair_histograms(binned, pi[heavy], pj[heavy], ph[heavy], s_max, s_min)
+        build_pair_histograms(pack_bins(binned), pi[heavy], pj[heavy], ph[heavy], s_max, s_min)
         G, H, N = g[rows].sum(), h[rows].sum(), float(rows.shape[0])
         H_exact = H - 2 * ph.sum()
         bound = np.empty(nf)
