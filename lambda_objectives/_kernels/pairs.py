@@ -402,7 +402,7 @@ def _pool(labels, lab):
     return np.searchsorted(labels, lab, side="left"), np.searchsorted(labels, lab, side="right")
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def sampled_workspace_size(n):
     """``(floats, ints)``: the lengths of :func:`sampled_tables`' workspaces for a query of ``n`` documents."""
     return 9 * n + 2, 4 * n + 1 + 2 * (_COUNTING_LABELS + 2)
@@ -418,7 +418,7 @@ def _sampled_views(fws, iws, n):
             iws[4 * n + 1:4 * n + 1 + nl])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _count_whole(x, counts):
     """``counts[c]`` = how many of ``x`` equal ``c`` when every value is a whole number in ``[0, 256)``
     (only ``counts[:top + 1]`` written); returns ``top``, the largest, or -1 when some value is not such

@@ -181,7 +181,7 @@ def bucket_rank(s, order, sr, work):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def rank_desc(s, order, sr, work):
     """:func:`stable_order_desc` ``(s)`` into ``order`` and the scores in that order into ``sr``, without
     allocating for finite scores (``work``: at least ``2n + 1`` int64): insertion for short lists, else
