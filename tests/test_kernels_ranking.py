@@ -11,6 +11,7 @@ from lambda_objectives._kernels.ranking import (
     document_gains,
     gain_table,
     ideal_dcg,
+    rank_desc,
     stable_order_desc,
 )
 
@@ -69,6 +70,28 @@ def test_the_bucket_sort_is_the_merge_sort_however_the_scores_bunch():
             np.testing.assert_array_equal(stable_order_desc(s), expect)
     assert _bucket_order_desc(np.r_[1.0, np.inf, 0.0]).shape == (0,)
     assert _bucket_order_desc(np.r_[1.0, np.nan, 0.0]).shape == (0,)
+
+
+def test_rank_desc_is_the_merge_sort_with_its_scores():
+    """``rank_desc`` (the sampled pairs' ranking into the caller's arrays, issue #47): the merge sort's
+    permutation and the scores in that order, on every path: insertion (up to 48 scores), the one
+    insertion pass over the whole array (every bucket at most 24 scores), the per-bucket sorts (a bucket
+    of more, as 30 close scores or one far outlier give), and the fallback for non-finite scores or an
+    overflowing range; the arrays it is given may be longer and hold garbage."""
+    rng = np.random.default_rng(47)
+    for n in (1, 2, 48, 49, 100, 257, 3000):
+        cases = [rng.normal(size=n), np.round(rng.normal(size=n), 1), rng.normal(size=n).astype(np.float32) * 1.0,
+                 rng.standard_cauchy(n), np.r_[rng.normal(size=n - 1), 1e300][:n],
+                 np.r_[rng.normal(size=max(n - 30, 0)), 1e-9 * rng.normal(size=min(30, n))],
+                 np.where(rng.random(n) < 0.5, 0.0, -0.0), rng.integers(0, 3, n) * 1.0, np.full(n, 2.5),
+                 np.r_[-1e308, rng.normal(size=max(n - 2, 0)), 1e308][:n], np.r_[rng.normal(size=n - 1), np.inf][:n]]
+        for s in cases:
+            order = np.full(n + 5, -7, dtype=np.int64)
+            sr = np.full(n + 5, np.nan)
+            rank_desc(s, order[:n], sr[:n], np.full(2 * n + 9, -3, dtype=np.int64))
+            expect = np.argsort(-s, kind="mergesort")
+            np.testing.assert_array_equal(order[:n], expect)
+            np.testing.assert_array_equal(sr[:n], s[expect])
 
 
 def test_ideal_dcg_is_the_descending_sort_at_every_size():

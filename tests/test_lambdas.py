@@ -607,6 +607,100 @@ def test_a_prepared_plan_draws_the_same_bits_as_lambda_gradients(metric, k):
             np.testing.assert_array_equal(hp, h)
 
 
+@pytest.mark.kernel
+def test_sampled_tables_are_the_sorts_and_keys_they_replace():
+    """Issue #47: ``pairs.sampled_tables`` ranks, copies, counts and hashes a sampled query in a few fused
+    passes into the caller's workspaces; each output is the one of the separate steps it replaces: the
+    ranking and the rank-order copies, ``exp(σ(s − max s))``, the pools in ``stable_order_asc``'s order
+    (graded labels by counting, others sorted) with each position's label block, IDCG@k to the bit
+    (``ideal_dcg``; -1 when the values are not whole numbers below 256 or not asked) and the labels'
+    ``content_key``; workspaces longer than the query and full of garbage change nothing."""
+    from lambda_objectives._kernels import pairs
+    from lambda_objectives._kernels.ranking import discount_table, ideal_dcg, stable_order_asc
+    from lambda_objectives._kernels.yetirank import content_key
+
+    rng = np.random.default_rng(470)
+    disc = discount_table(4000)
+    for n in (2, 7, 49, 300, 3000):
+        labels = [rng.choice(5, size=n, p=[0.5, 0.3, 0.15, 0.04, 0.01]) * 1.0, rng.integers(0, 256, n) * 1.0,
+                  np.full(n, 3.0), rng.random(n) * 3.0, np.r_[rng.integers(0, 4, n - 1), 300.0] * 1.0,
+                  np.r_[-0.0, rng.integers(0, 3, n - 1) * 1.0]]
+        for y in labels:
+            for val in (np.exp2(y) - 1.0, y * 0.5, y):
+                s = np.round(rng.normal(size=n), 2)
+                bits = (y + 0.0).view(np.uint64)
+                for k, want, hashed in ((0, True, bits), (5, True, bits[:0]), (0, False, bits)):
+                    nf, ni = pairs.sampled_workspace_size(n + 3)
+                    fws, iws = np.full(nf, np.nan), np.full(ni, -5, dtype=np.int64)
+                    graded, ideal, key = pairs.sampled_tables(s, y, val, hashed, 0.7, k, disc, want, fws, iws)
+                    (sr, lr, vr, gr, hr, er, _, _), _, order, by_all, blk, lstart = pairs._sampled_views(fws, iws, n)
+                    expect = np.argsort(-s, kind="mergesort")
+                    np.testing.assert_array_equal(order, expect)
+                    for got, want_values in ((sr, s[expect]), (lr, y[expect]), (vr, val[expect]), (gr, 0.0), (hr, 0.0),
+                                             (er, np.array([math.exp(0.7 * (v - s.max())) for v in s[expect]]))):
+                        np.testing.assert_array_equal(got, want_values)
+                    by = stable_order_asc(lr)
+                    np.testing.assert_array_equal(by_all, by)
+                    whole = bool(np.all((y >= 0) & (y < 256) & (y == np.floor(y))))
+                    assert graded == whole
+                    ends = np.searchsorted(lr[by], lr, side="left"), np.searchsorted(lr[by], lr, side="right")
+                    if graded:
+                        c = lr.astype(np.int64)
+                        np.testing.assert_array_equal(lstart[c], ends[0])
+                        np.testing.assert_array_equal(lstart[c + 1], ends[1])
+                    else:
+                        np.testing.assert_array_equal(blk[0::2], ends[0])
+                        np.testing.assert_array_equal(blk[1::2], ends[1])
+                    countable = want and bool(np.all((val >= 0) & (val < 256) & (val == np.floor(val))))
+                    assert ideal == (ideal_dcg(val, k, disc) if countable else -1.0)
+                    assert key == (content_key(bits) if hashed.shape[0] else 0)
+
+
+THREE_THREADS = """
+import hashlib
+import numpy as np
+from lambda_objectives import lambda_gradients
+from lambda_objectives.objectives.lambdas import pair_run, pair_setup
+rng = np.random.default_rng(3)
+sizes = [3000, 1, 2, 700, 60, 60, 5, 1200, 49, 48]
+ptr = np.concatenate([[0], np.cumsum(sizes)])
+n = ptr[-1]
+for labels in (rng.choice(5, size=n, p=[0.5, 0.3, 0.15, 0.04, 0.01]) * 1.0, rng.random(n) * 4.0):
+    s = np.round(rng.normal(size=n) + 0.3 * labels, 2)
+    for metric, k, m in (("ndcg", None, 1), ("ndcg", 10, 4), ("map", None, 2), ("ranknet", None, 1)):
+        opts = dict(pair_method="mean", num_pair_per_sample=m, seed=4, gain="linear") if metric == "ndcg" else \
+            dict(pair_method="mean", num_pair_per_sample=m, seed=4)
+        plan, normalize, mu, sampling = pair_setup(labels, ptr, n, metric, k, **opts)
+        digests = []
+        for nt in (1, 2, 3):
+            g, h, c = lambda_gradients(s, labels, ptr, metric, k, iteration=2, n_threads=nt, return_cost=True, **opts)
+            gp, hp = np.empty(n), np.empty(n)
+            pair_run(plan, s, gp, hp, 1.0, normalize, mu, (m, 4, 2), nt)
+            assert np.array_equal(gp, g) and np.array_equal(hp, h)
+            digests.append(hashlib.md5(g.tobytes() + h.tobytes() + c.tobytes()).hexdigest())
+        print(metric, k, m, *digests)
+"""
+
+
+@pytest.mark.kernel
+def test_sampled_pairs_are_the_same_bits_at_one_two_and_three_threads():
+    """Issue #47: a sampled query's workspaces are one a chunk of queries (sized by its longest), so the
+    chunks, and with them the threads, must not show in the bits: long and short queries, graded and
+    real-valued labels, ``lambda_gradients`` and a prepared plan, 1, 2 and 3 threads (numba started with 3
+    threads in a fresh process, whatever the machine's cores)."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_NUM_THREADS="3")
+    out = subprocess.run([sys.executable, "-c", THREE_THREADS], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = out.stdout.strip().splitlines()
+    assert len(lines) == 8, out.stdout
+    for line in lines:
+        assert len(set(line.split()[-3:])) == 1, line
+
+
 @pytest.mark.parametrize("kwargs, match", [
     ({"pair_method": "bogus"}, r"pair_method must be one of \('all', 'mean'\)"),
     ({"num_pair_per_sample": 3}, r"\['num_pair_per_sample'\] only apply to sampled pairs: pass pair_method='mean'"),

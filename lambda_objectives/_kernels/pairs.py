@@ -40,9 +40,9 @@ from .err import err_advance, err_delta, err_delta_any, err_prefix, err_suffix
 from .lambdaloss import gap_deltas, ndcg_loss2_weight, ndcg_loss2pp_weight
 from .position_bias import BIAS_ESTIMATE, BIAS_FACTORS, BIAS_NONE, debias  # noqa: F401 (the codes: lambdas.py)
 from .ndcg import ndcg_delta, ndcg_inverse_ideal
-from .ranking import cutoff, stable_order_asc, stable_order_desc
+from .ranking import _COUNTING_LABELS, cutoff, rank_desc, stable_order_asc, stable_order_desc
 from .rr import rr_delta
-from .yetirank import content_key, query_key, uniform53
+from .yetirank import content_key, content_key_start, content_key_step, query_key, uniform53
 
 NORM_NONE, NORM_LAMBDARANK = 0, 1
 _TINY = 1e-280
@@ -79,19 +79,16 @@ def pair_rows(metric, n, k):
 
 
 @njit(cache=True, inline="always")
-def _query_tables(s, lab, val, metric, k, sigma, disc, inv_given=-1.0):
-    """Rank one query (``n >= 2``) and build what its pair loop reads (``inv_given >= 0``: the NDCG
-    family's ``1/IDCG@k`` computed already, :func:`sampled_constants`).
+def _query_tables(s, lab, val, metric, k, sigma, disc):
+    """Rank one query (``n >= 2``) and build what its pair loop reads.
 
     Returns ``(order, work, views, tab)``: ``order`` the stable ranking; ``work`` one float64 array
     whose ``views`` (:func:`_work_views`) are, in rank order, ``sr`` (scores), ``lr`` (labels), ``vr``
     (values), ``gr``/``hr`` (zeroed sums), ``er`` (``exp(σ(s − max s))``), ``acc``/``pref`` (the
-    metric's tables); ``tab = (kk, a_end, inv, n_rel, first, second, rr_first)``, the scalars of the
-    metric, ``a_end`` = :func:`pair_rows`, or 0 when the ideal value is 0 (every |ΔZ| is 0). Inlined
-    (``inline="always"``, as the other helpers of the pair loop): short queries pay no call.
+    metric's tables); ``tab`` is :func:`_metric_tables`'. Inlined (``inline="always"``, as the other
+    helpers of the pair loop): short queries pay no call.
     """
     n = s.shape[0]
-    kk = cutoff(n, k)
     order = stable_order_desc(s)
     # one allocation for every per-query table: short queries are dominated by allocator calls
     work = np.empty(8 * n + 1)
@@ -108,8 +105,17 @@ def _query_tables(s, lab, val, metric, k, sigma, disc, inv_given=-1.0):
     # e underflows towards subnormals fall back to the direct formula.
     for r in range(n):
         er[r] = math.exp(sigma * (sr[r] - sr[0]))
+    return order, work, (sr, lr, vr, gr, hr, er, acc, pref), _metric_tables(val, vr, acc, pref, metric, n, k, disc,
+                                                                           -1.0)
 
-    # Per-query tables of the metric; an ideal value of 0 means every |ΔZ| is 0.
+
+@njit(cache=True, inline="always")
+def _metric_tables(val, vr, acc, pref, metric, n, k, disc, inv_given):
+    """The per-query scalars of the metric, ``(kk, a_end, inv, n_rel, first, second, rr_first)``, its
+    tables written into ``acc``/``pref`` (``val``: the values in row order, ``vr`` in rank order);
+    ``a_end`` is :func:`pair_rows`, or 0 when the ideal value is 0 (every |ΔZ| is 0); ``inv_given >= 0``:
+    the NDCG family's ``1/IDCG@k`` computed already (:func:`sampled_constants`, :func:`sampled_tables`)."""
+    kk = cutoff(n, k)
     inv = 0.0
     n_rel = 0.0
     first = n
@@ -130,7 +136,7 @@ def _query_tables(s, lab, val, metric, k, sigma, disc, inv_given=-1.0):
         if n_rel == 0.0:
             a_end = 0
     rr_first = 1.0 / (first + 1.0) if first < kk else 0.0
-    return order, work, (sr, lr, vr, gr, hr, er, acc, pref), (kk, a_end, inv, n_rel, first, second, rr_first)
+    return kk, a_end, inv, n_rel, first, second, rr_first
 
 
 @njit(cache=True, inline="always")
@@ -396,50 +402,176 @@ def _pool(labels, lab):
     return np.searchsorted(labels, lab, side="left"), np.searchsorted(labels, lab, side="right")
 
 
+@njit(cache=True, inline="always")
+def sampled_workspace_size(n):
+    """``(floats, ints)``: the lengths of :func:`sampled_tables`' workspaces for a query of ``n`` documents."""
+    return 9 * n + 2, 4 * n + 1 + 2 * (_COUNTING_LABELS + 2)
+
+
+@njit(cache=True, inline="always")
+def _sampled_views(fws, iws, n):
+    """The views of :func:`sampled_tables`' workspaces: the eight of :func:`_work_views`, ERR's suffix
+    table ``suf``, ``order``, the pools' ``by_all``, ``blk`` (each position's label block, for labels
+    that are not graded), ``lstart`` (graded labels: label ``c``'s block is ``lstart[c]:lstart[c + 1]``)."""
+    nl = _COUNTING_LABELS + 2
+    return (_work_views(fws, n), fws[8 * n + 1:9 * n + 2], iws[0:n], iws[n:2 * n], iws[2 * n:4 * n],
+            iws[4 * n + 1:4 * n + 1 + nl])
+
+
+@njit(cache=True, inline="always")
+def _count_whole(x, counts):
+    """``counts[c]`` = how many of ``x`` equal ``c`` when every value is a whole number in ``[0, 256)``
+    (only ``counts[:top + 1]`` written); returns ``top``, the largest, or -1 when some value is not such
+    a number (``counts`` then undefined)."""
+    top = -1
+    for i in range(x.shape[0]):
+        v = x[i]
+        if not (v >= 0.0 and v < _COUNTING_LABELS and v == math.floor(v)):
+            return -1
+        top = max(top, int(v))
+    for c in range(top + 1):
+        counts[c] = 0
+    for i in range(x.shape[0]):
+        counts[int(x[i])] += 1
+    return top
+
+
+@njit(cache=True)
+def sampled_tables(s, lab, val, bits, sigma, k, disc, want_ideal, fws, iws):
+    """What a sampled query (``n >= 2``) needs before its draws that does not depend on the metric, in
+    the caller's workspaces (:func:`sampled_workspace_size`, views :func:`_sampled_views`): compiled
+    once, not once a metric code, and no allocation for finite scores and graded labels.
+
+    The ranking with the scores in rank order (:func:`~.ranking.rank_desc`); the labels counted (and,
+    ``want_ideal``, the values) in row order; then in one pass over the ranks the labels' and values'
+    copies, ``exp(σ(s − max s))``, the zeroed sums and the partner pools: ``by_all`` the positions by
+    label, ties by position (``stable_order_asc``'s permutation), label ``c``'s block
+    ``lstart[c]:lstart[c + 1]``. Returns ``(graded, ideal)``: ``graded`` whether every label is a whole
+    number in ``[0, 256)`` (else ``blk`` holds each position's block and the pools were sorted),
+    ``ideal`` IDCG@k from the values' counts (the sum of :func:`~.ranking.ideal_dcg`'s counting path
+    in its order: the same bits), or -1 when not asked or the values are not whole numbers below 256,
+    and ``key`` the labels' :func:`~.yetirank.content_key` of ``bits`` (their bit patterns) when ``bits``
+    is not empty, folded into the labels' row-order pass (the chain is bound by its latency: beside the
+    counting it costs little more than alone), else 0.
+    """
+    n = s.shape[0]
+    (sr, lr, vr, gr, hr, er, acc, pref), suf, order, by_all, blk, lstart = _sampled_views(fws, iws, n)
+    nl = _COUNTING_LABELS + 2
+    cursor = iws[4 * n + 1 + nl:4 * n + 1 + 2 * nl]
+    ideal = -1.0
+    if want_ideal:
+        top = _count_whole(val, cursor)
+        if top >= 0:
+            # the values descending, each whole value c repeated cursor[c] times: ideal_dcg's sum in its order
+            kk = cutoff(n, k)
+            ideal = 0.0
+            c = top
+            for r in range(kk):
+                while cursor[c] == 0:
+                    c -= 1
+                ideal += float(c) * disc[r]
+                cursor[c] -= 1
+    counts = lstart[1:]
+    key = content_key_start(n)
+    hashing = bits.shape[0] > 0
+    top = -1
+    for i in range(n):
+        if hashing:
+            key = content_key_step(key, bits[i])
+        x = lab[i]
+        if top >= -1:
+            if x >= 0.0 and x < _COUNTING_LABELS and x == math.floor(x):
+                top = max(top, int(x))
+            else:
+                top = -2  # not graded
+    graded = top >= 0
+    if graded:
+        for c in range(top + 1):
+            counts[c] = 0
+        for i in range(n):
+            counts[int(lab[i])] += 1
+    if graded:
+        lstart[0] = 0
+        for c in range(top + 1):
+            lstart[c + 1] += lstart[c]
+            cursor[c] = lstart[c]  # where label c's next position goes in by_all
+    rank_desc(s, order, sr, iws[2 * n:4 * n + 1])
+    first = sr[0]
+    for r in range(n):
+        d = order[r]
+        x = lab[d]
+        lr[r] = x
+        vr[r] = val[d]
+        gr[r] = 0.0
+        hr[r] = 0.0
+        # rho = 1/(1+exp(sigma(s_hi - s_lo))) = e_lo/(e_lo + e_hi) with e = exp(sigma(s - max s)):
+        # one exp per document instead of one per pair (as _query_tables)
+        er[r] = math.exp(sigma * (sr[r] - first))
+        if graded:  # positions come in rank order: each label's block fills in rank order
+            c = int(x)
+            by_all[cursor[c]] = r
+            cursor[c] += 1
+    key = key if hashing else np.uint64(0)
+    if graded:
+        return True, ideal, key
+    by = stable_order_asc(lr)
+    # each position's label block in the sorted labels, in one pass (a binary search per document
+    # cost more than the pair it draws)
+    i0 = 0
+    while i0 < n:
+        i1 = i0 + 1
+        while i1 < n and lr[by[i1]] == lr[by[i0]]:
+            i1 += 1
+        for i in range(i0, i1):
+            by_all[i] = by[i]
+            blk[2 * by[i]] = i0
+            blk[2 * by[i] + 1] = i1
+        i0 = i1
+    return False, ideal, key
+
+
 @njit(cache=True)
 def query_lambdas_sampled(s, lab, val, metric, k, sigma, disc, weight, normalize, g, h,
-                          store, pi, pj, ph, row0, want_cost, mu, m, key, inv_given, bias, fa, fb, ca, cb):
+                          store, pi, pj, ph, row0, want_cost, mu, m, seed, rnd, key, bits, inv_given, bias, fa, fb, ca,
+                          cb, fws, iws):
     """:func:`query_lambdas` with ``m`` sampled partners per document (module docstring), the draws
-    of stream ``key``: draw ``j`` of the document in row ``d`` of the query is number ``d·m + j``;
-    ``inv_given`` the NDCG family's ``1/IDCG@k`` when known (:func:`sampled_constants`), else -1.
+    of stream ``key`` (or, when ``bits`` is not empty, of ``query_key(seed, rnd, content_key(bits))``, the
+    labels' bit patterns hashed in :func:`sampled_tables`): draw ``j`` of the document in row ``d`` of the
+    query is number ``d·m + j``;
+    ``inv_given`` the NDCG family's ``1/IDCG@k`` when known (:func:`sampled_constants`), else -1;
+    ``fws``/``iws`` the workspaces of :func:`sampled_tables` (at least :func:`sampled_workspace_size`).
 
     Each sampled pair gets the exact ``|ΔZ|`` of the same closed forms (ERR's from prefix and suffix
     tables, :func:`~.err.err_delta_any`). Returns ``(pairs stored, cost)``, the cost estimated alike.
     """
     n = s.shape[0]
-    for r in range(n):
-        g[r] = 0.0
-        h[r] = 0.0
     if n <= 1:
+        for r in range(n):
+            g[r] = 0.0
+            h[r] = 0.0
         return 0, 0.0
-    order, work, views, tab = _query_tables(s, lab, val, metric, k, sigma, disc, inv_given)
-    sr, lr, vr, gr, hr, er, acc, pref = views
-    kk, a_end, inv, n_rel, first, second, rr_first = tab
+    ndcg_family = metric == NDCG or metric == NDCG_LOSS2 or metric == NDCG_LOSS2PP or metric == NDCG_LOSS2_TOP \
+        or metric == NDCG_LOSS2PP_TOP
+    graded, ideal, ck = sampled_tables(s, lab, val, bits, sigma, k, disc, ndcg_family and inv_given < 0.0, fws, iws)
+    if bits.shape[0] > 0:
+        key = query_key(seed, rnd, ck)
+    (sr, lr, vr, gr, hr, er, acc, pref), suf, order, by_all, blk, lstart = _sampled_views(fws, iws, n)
+    if ideal >= 0.0:  # ndcg_inverse_ideal from sampled_tables' IDCG
+        inv_given = 0.0 if ideal == 0.0 else 1.0 / ideal
+    kk, a_end, inv, n_rel, first, second, rr_first = _metric_tables(val, vr, acc, pref, metric, n, k, disc, inv_given)
     if a_end == 0:  # the ideal value is 0: every |ΔZ| is 0
+        for r in range(n):
+            g[r] = 0.0
+            h[r] = 0.0
         return 0, 0.0
-    suf = np.empty(n + 1) if metric == ERR else pref[:0]
     if metric == ERR:  # a sampled pair may lie anywhere: ERR's suffix table too
         err_suffix(vr, pref, kk, suf)
 
     # partner pools: positions sorted by label (ties by position), all n or only the top kk
     # (below the cut-off of a top-k objective every pair without a top-k member weighs 0)
     top_only = kk < n and not (metric == NDCG_LOSS2 or metric == NDCG_LOSS2PP)
-    by_all = stable_order_asc(lr)
-    lab_all = lr[by_all]
     by_top = stable_order_asc(lr[:kk]) if top_only else by_all[:0]
     lab_top = lr[:kk][by_top]
-    # each position's label block in ``lab_all``, in one pass (a binary search per document cost
-    # more than the pair it draws)
-    blk = np.empty(2 * n, dtype=np.int64)
-    i0 = 0
-    while i0 < n:
-        i1 = i0 + 1
-        while i1 < n and lab_all[i1] == lab_all[i0]:
-            i1 += 1
-        for i in range(i0, i1):
-            blk[2 * by_all[i]] = i0
-            blk[2 * by_all[i] + 1] = i1
-        i0 = i1
 
     count = 0
     total = 0.0
@@ -449,6 +581,11 @@ def query_lambdas_sampled(s, lab, val, metric, k, sigma, disc, weight, normalize
         if top_only and r >= kk:
             pool = by_top
             lo, hi = _pool(lab_top, lr[r])
+        elif graded:
+            pool = by_all
+            c = int(lr[r])
+            lo = lstart[c]
+            hi = lstart[c + 1]
         else:
             pool = by_all
             lo = blk[2 * r]
@@ -631,19 +768,29 @@ def _make_sampled_driver(metric):
                keys, invs, bias, fa, fb, ca, cb):
         n_queries = group_ptr.shape[0] - 1
         for c in prange(n_chunks):
+            # one workspace a chunk, of its longest query: no allocation a query
+            longest = 0
+            for t in range(c, n_queries, n_chunks):
+                longest = max(longest, group_ptr[schedule[t] + 1] - group_ptr[schedule[t]])
+            nf, ni = sampled_workspace_size(longest)
+            fws = np.empty(nf)
+            iws = np.empty(ni, dtype=np.int64)
             for t in range(c, n_queries, n_chunks):
                 q = schedule[t]
                 a = group_ptr[q]
                 b = group_ptr[q + 1]
                 p0 = pair_ptr[q]
                 p1 = pair_ptr[q + 1]
-                ck = keys[q] if keys.shape[0] > 0 else content_key(label_bits[a:b])
+                # without the data set's keys each query hashes its labels inside the kernel
+                given = keys.shape[0] > 0
+                ck = keys[q] if given else np.uint64(0)
                 inv = invs[q] if invs.shape[0] > 0 else -1.0
+                hashed = label_bits[a:a] if given else label_bits[a:b]
                 stored, v = query_lambdas_sampled(scores[a:b], labels[a:b], values[a:b], metric, k, sigma, disc,
                                                   weights[q], normalize, grad[a:b], hess[a:b], store,
-                                                  pi[p0:p1], pj[p0:p1], ph[p0:p1], a, want_cost, mu, m,
-                                                  query_key(seed, rnd, ck), inv, bias, fa[a:b], fb[a:b], ca[a:b],
-                                                  cb[a:b])
+                                                  pi[p0:p1], pj[p0:p1], ph[p0:p1], a, want_cost, mu, m, seed, rnd,
+                                                  query_key(seed, rnd, ck), hashed, inv,
+                                                  bias, fa[a:b], fb[a:b], ca[a:b], cb[a:b], fws, iws)
                 counts[q] = stored
                 cost[q] = v
 

@@ -63,16 +63,32 @@ _BUCKET_INSERTION = 24
 
 @njit(cache=True)
 def _bucket_order_desc(s):
-    """:func:`stable_order_desc` of finite scores by a bucket sort on their values; an empty array when
-    a score is NaN or infinite or the range ``max − min`` overflows (the caller sorts otherwise).
+    """:func:`stable_order_desc` of finite scores by a bucket sort on their values
+    (:func:`bucket_rank`); an empty array when a score is NaN or infinite or the range ``max − min``
+    overflows (the caller sorts otherwise)."""
+    n = s.shape[0]
+    order = np.empty(n, dtype=np.int64)
+    if not bucket_rank(s, order, np.empty(n), np.empty(2 * n + 1, dtype=np.int64)):
+        return np.empty(0, dtype=np.int64)
+    return order
+
+
+@njit(cache=True)
+def bucket_rank(s, order, sr, work):
+    """Fill ``order`` with :func:`stable_order_desc` ``(s)`` and ``sr`` with the scores in that order, by a
+    bucket sort on their values, into the caller's arrays (``work``: at least ``2n + 1`` int64); returns
+    ``False``, the arrays undefined, when a score is NaN or infinite or the range ``max − min`` overflows
+    (the caller sorts otherwise).
 
     Score ``v`` goes to bucket ``int((max − v) · (n − 1)/(max − min))``, at most ``n − 1``: rounded
     subtraction, multiplication by a positive factor and truncation are each monotone, so a higher
     score never lands in a later bucket, and equal scores (``-0.0`` and ``0.0`` included) share one.
-    The buckets are filled in input order (a counting sort: stable), then each is ordered descending,
-    ties in input order: by insertion when small, by numba's merge sort when larger, not at all when
-    all its scores are equal (the early rounds of boosting: few distinct scores). O(n) for scores
-    spread like any continuous distribution; bunched scores fall back to the merge sort per bucket.
+    The buckets are filled in input order (a counting sort: stable), each score beside its index, then
+    each bucket is ordered descending, ties in input order: by insertion when small, by numba's merge
+    sort when larger, not at all when all its scores are equal (the early rounds of boosting: few
+    distinct scores). The scores travel with their indices, so the buckets are sorted on contiguous
+    memory and the caller's rank-order copy of the scores comes free. O(n) for scores spread like any
+    continuous distribution; bunched scores fall back to the merge sort per bucket.
     """
     n = s.shape[0]
     hi = s[0]
@@ -80,62 +96,115 @@ def _bucket_order_desc(s):
     for i in range(n):
         v = s[i]
         if not (v > -np.inf and v < np.inf):  # NaN or infinite
-            return np.empty(0, dtype=np.int64)
+            return False
         if v > hi:
             hi = v
         if v < lo:
             lo = v
     span = hi - lo
     if span == 0.0:
-        return np.arange(n)
+        for i in range(n):
+            order[i] = i
+            sr[i] = s[i]
+        return True
     scale = (n - 1) / span
     if not (span < np.inf and scale < np.inf):  # the range overflows, or is too small to divide by
-        return np.empty(0, dtype=np.int64)
-    # one allocation: the buckets' starts (n + 1), each score's bucket (n), the order (n)
-    work = np.zeros(3 * n + 1, dtype=np.int64)
+        return False
     start = work[:n + 1]
     bucket = work[n + 1:2 * n + 1]
-    order = work[2 * n + 1:]
+    for b in range(n + 1):
+        start[b] = 0
     for i in range(n):
         b = min(int((hi - s[i]) * scale), n - 1)
         bucket[i] = b
         start[b + 1] += 1
+    largest = 0
     for b in range(n):
+        largest = max(largest, start[b + 1])
         start[b + 1] += start[b]
     for i in range(n):
         b = bucket[i]
-        order[start[b]] = i
-        start[b] += 1
+        j = start[b]
+        order[j] = i
+        sr[j] = s[i]
+        start[b] = j + 1
+    if largest <= _BUCKET_INSERTION:
+        # one insertion sort over the whole array: a score only moves past strictly smaller ones, and
+        # every score of an earlier bucket is strictly greater, so none leaves its bucket and this is
+        # the per-bucket insertion below without its per-bucket branches (most buckets hold 0–2 scores)
+        for i in range(1, n):
+            v = sr[i]
+            if sr[i - 1] < v:
+                d = order[i]
+                j = i
+                while j > 0 and sr[j - 1] < v:
+                    order[j] = order[j - 1]
+                    sr[j] = sr[j - 1]
+                    j -= 1
+                order[j] = d
+                sr[j] = v
+        return True
     # start[b] is now bucket b's end (and bucket b's start is start[b − 1], 0 for b = 0)
     lo_b = 0
     for b in range(n):
         end = start[b]
         size = end - lo_b
         if size > 1:
-            first = s[order[lo_b]]
+            first = sr[lo_b]
             equal = True
             for j in range(lo_b + 1, end):
-                if s[order[j]] != first:
+                if sr[j] != first:
                     equal = False
                     break
             if not equal:
                 if size <= _BUCKET_INSERTION:
                     for i in range(lo_b + 1, end):
                         d = order[i]
-                        v = s[d]
+                        v = sr[i]
                         j = i
                         # strict: an equal score never overtakes an earlier one (stability)
-                        while j > lo_b and s[order[j - 1]] < v:
+                        while j > lo_b and sr[j - 1] < v:
                             order[j] = order[j - 1]
+                            sr[j] = sr[j - 1]
                             j -= 1
                         order[j] = d
+                        sr[j] = v
                 else:
-                    sub = order[lo_b:end].copy()  # ascending indices: the merge sort keeps ties so
-                    perm = np.argsort(-s[sub], kind="mergesort")
+                    # the bucket's indices ascend, so the merge sort keeps ties in input order
+                    perm = np.argsort(-sr[lo_b:end], kind="mergesort")
+                    sub = order[lo_b:end].copy()
+                    val = sr[lo_b:end].copy()
                     for j in range(size):
                         order[lo_b + j] = sub[perm[j]]
+                        sr[lo_b + j] = val[perm[j]]
         lo_b = end
-    return order
+    return True
+
+
+@njit(cache=True, inline="always")
+def rank_desc(s, order, sr, work):
+    """:func:`stable_order_desc` ``(s)`` into ``order`` and the scores in that order into ``sr``, without
+    allocating for finite scores (``work``: at least ``2n + 1`` int64): insertion for short lists, else
+    :func:`bucket_rank`, else (a non-finite score, an overflowing range) :func:`stable_order_desc`."""
+    n = s.shape[0]
+    if n <= _INSERTION_MAX:
+        for i in range(n):
+            v = s[i]
+            j = i
+            # strict comparison: an equal score never overtakes an earlier one (stability)
+            while j > 0 and sr[j - 1] < v:
+                order[j] = order[j - 1]
+                sr[j] = sr[j - 1]
+                j -= 1
+            order[j] = i
+            sr[j] = v
+        return
+    if bucket_rank(s, order, sr, work):
+        return
+    other = stable_order_desc(s)
+    for r in range(n):
+        order[r] = other[r]
+        sr[r] = s[other[r]]
 
 
 @njit(cache=True)

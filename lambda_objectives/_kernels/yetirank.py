@@ -107,10 +107,23 @@ def uniform53(key, c):
 def content_key(bits):
     """A key of a query from its content: ``splitmix64`` chained over its length and ``bits`` (its labels'
     float64 bit patterns in row order), so the same query has the same key wherever it sits in the data."""
-    h = mix64(np.uint64(bits.shape[0]) + _GOLDEN)
+    h = content_key_start(bits.shape[0])
     for i in range(bits.shape[0]):
-        h = mix64((h ^ bits[i]) + _GOLDEN)
+        h = content_key_step(h, bits[i])
     return h
+
+
+@njit(cache=True, inline="always")
+def content_key_start(n):
+    """:func:`content_key`'s chain before the first label of a query of ``n`` documents."""
+    return mix64(np.uint64(n) + _GOLDEN)
+
+
+@njit(cache=True, inline="always")
+def content_key_step(h, bits):
+    """:func:`content_key`'s chain ``h`` after one more label's bit pattern (a kernel that reads the labels
+    in row order anyway folds the chain into that loop)."""
+    return mix64((h ^ bits) + _GOLDEN)
 
 
 @njit(cache=True)
