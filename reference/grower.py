@@ -452,6 +452,14 @@ class TreeGrower:
                                                       binned.shape[0]) and words.flags.c_contiguous):
             raise ValueError("words must be None or reference.binning.pack_bins(binned), got "
                              f"{type(words).__name__} {getattr(words, 'dtype', '')} {getattr(words, 'shape', '')}")
+        if words is not None:
+            # stale words (another matrix of the same shape) would grow silently wrong trees: a spot
+            # check of up to 64 evenly spread rows, every feature, against the bins (a full comparison
+            # costs a root pass each tree; MARTRanker packs once a fit and passes its own)
+            spot = np.unique(np.linspace(0, binned.shape[0] - 1, min(64, binned.shape[0])).astype(np.int64))
+            if binned.shape[0] and not np.array_equal(pack_bins(np.asarray(binned)[spot]), words[:, spot]):
+                raise ValueError("words must be None or reference.binning.pack_bins(binned): these words hold "
+                                 "other bins than binned (packed from another matrix?)")
         # the row histograms read the bins as words of 8 features (one load for a row's block)
         self.words = pack_bins(binned) if words is None else words
         self.rows, self.root_hist = rows, root_hist

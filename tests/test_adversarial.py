@@ -1450,6 +1450,48 @@ class TestGrowerBufferPool:
 
 
 # --------------------------------------------------------------------------------------------------
+# issue #47, branch ref: reference.TreeGrower's packed bins (words=)
+# --------------------------------------------------------------------------------------------------
+class TestGrowerPackedWords:
+    """``TreeGrower(words=)`` takes only ``reference.binning.pack_bins(binned)``: another dtype, shape or
+    layout, the uint8 matrix itself, or the words of another matrix of the same shape (stale) is a
+    ValueError naming ``words``, never a tree grown from other bins; the inputs are left as they were."""
+
+    def _parts(self):
+        rng = np.random.default_rng(0)
+        binned = np.asfortranarray(rng.integers(0, 4, size=(40, 11)).astype(np.uint8))
+        return binned, np.full(11, 4), rng.normal(size=40), np.ones(40)
+
+    def _grow(self, words):
+        binned, n_bins, g, h = self._parts()
+        return reference.TreeGrower(binned, n_bins, g, h, np.arange(40), num_leaves=4, min_data_in_leaf=2,
+                                    words=words).grow()
+
+    def test_foreign_words_are_named(self):
+        from reference.binning import pack_bins
+
+        binned = self._parts()[0]
+        words = pack_bins(binned)
+        stale = binned.copy(order="F")
+        stale[0, 3] = (stale[0, 3] + 1) % 4  # row 0 is always among the spot-checked rows
+        for bad in (words[:, :-1], words.astype(np.int64), np.asfortranarray(words), binned, words.tolist(),
+                    pack_bins(stale), np.zeros_like(words)):
+            before = np.array(bad, copy=True) if isinstance(bad, np.ndarray) else None
+            with pytest.raises(ValueError, match=r"words must be None or reference.binning.pack_bins"):
+                self._grow(bad)
+            if before is not None:
+                np.testing.assert_array_equal(bad, before)
+
+    def test_the_right_words_give_the_grower_s_own_tree(self):
+        from reference.binning import pack_bins
+
+        words = pack_bins(self._parts()[0])
+        given, own = self._grow(words), self._grow(None)
+        for name in own.dtype.names:
+            np.testing.assert_array_equal(given[name], own[name])
+
+
+# --------------------------------------------------------------------------------------------------
 # issue #47 (branch lists2): the adapters' prepared pair path (lambdas.pair_setup / pair_run, the
 # sampled pairs' per-data-set constants): bad input met round by round, data sets that change
 # --------------------------------------------------------------------------------------------------
