@@ -1,6 +1,8 @@
 """Shared fixtures: the location of the real LETOR data beside the repository."""
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -87,3 +89,16 @@ def ten_row_queries(cls, module, name):
     TenRowQueries.__name__ = TenRowQueries.__qualname__ = name
     TenRowQueries.__module__ = module
     return TenRowQueries
+
+
+def assert_same_bits_at_three_threads(script, n_cases):
+    """Run ``script`` in a fresh process with numba started at 3 threads (whatever the machine's cores),
+    which prints one line a case ending in its digests at 1, 2 and 3 threads: it must exit cleanly,
+    print ``n_cases`` lines, and each line's three digests must be equal."""
+    env = dict(os.environ, NUMBA_NUM_THREADS="3")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = out.stdout.strip().splitlines()
+    assert len(lines) == n_cases, out.stdout
+    for line in lines:
+        assert len(set(line.split()[-3:])) == 1, line

@@ -3,6 +3,7 @@ against the unbounded one, and a planted split."""
 
 import numpy as np
 import pytest
+from conftest import assert_same_bits_at_three_threads
 
 from lambda_objectives import lambda_gradients
 from lambda_objectives.data.datasets import make_ranking
@@ -243,18 +244,7 @@ def test_trees_are_the_same_bits_at_one_two_and_three_threads():
     count: SE, Newton OLE, exact OLE (bounded best-first and full-list breadth-first) and McRank
     trees (every field of every node, and the predictions) are the same bits at 1, 2 and 3 threads
     (numba started with 3 threads in a fresh process, whatever the machine's cores)."""
-    import os
-    import subprocess
-    import sys
-
-    env = dict(os.environ, NUMBA_NUM_THREADS="3")
-    out = subprocess.run([sys.executable, "-c", THREAD_TREES], capture_output=True, text=True, env=env)
-    assert out.returncode == 0, out.stderr[-3000:]
-    lines = out.stdout.strip().splitlines()
-    assert len(lines) == 5, out.stdout
-    for line in lines:
-        digests = line.split()[-3:]
-        assert len(set(digests)) == 1, line
+    assert_same_bits_at_three_threads(THREAD_TREES, 5)
 
 
 @pytest.mark.kernel

@@ -6,6 +6,7 @@ import _oracles as oracle
 import numba
 import numpy as np
 import pytest
+from conftest import assert_same_bits_at_three_threads
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -688,17 +689,7 @@ def test_sampled_pairs_are_the_same_bits_at_one_two_and_three_threads():
     chunks, and with them the threads, must not show in the bits: long and short queries, graded and
     real-valued labels, ``lambda_gradients`` and a prepared plan, 1, 2 and 3 threads (numba started with 3
     threads in a fresh process, whatever the machine's cores)."""
-    import os
-    import subprocess
-    import sys
-
-    env = dict(os.environ, NUMBA_NUM_THREADS="3")
-    out = subprocess.run([sys.executable, "-c", THREE_THREADS], capture_output=True, text=True, env=env)
-    assert out.returncode == 0, out.stderr[-3000:]
-    lines = out.stdout.strip().splitlines()
-    assert len(lines) == 8, out.stdout
-    for line in lines:
-        assert len(set(line.split()[-3:])) == 1, line
+    assert_same_bits_at_three_threads(THREE_THREADS, 8)
 
 
 @pytest.mark.parametrize("kwargs, match", [

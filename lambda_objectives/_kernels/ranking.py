@@ -73,6 +73,20 @@ def _bucket_order_desc(s):
     return order
 
 
+@njit(cache=True, inline="always")
+def _insert_desc(order, sr, lo, j, d, v):
+    """One step of the insertion sorts of :func:`bucket_rank` and :func:`rank_desc`: index ``d`` with
+    score ``v`` placed at the last position ``>= lo`` at or before ``j`` whose predecessor's score is
+    not below ``v``, the entries of ``order``/``sr`` it passes shifted one to the right. Strict
+    comparison: an equal score never overtakes an earlier one (stability)."""
+    while j > lo and sr[j - 1] < v:
+        order[j] = order[j - 1]
+        sr[j] = sr[j - 1]
+        j -= 1
+    order[j] = d
+    sr[j] = v
+
+
 @njit(cache=True)
 def bucket_rank(s, order, sr, work):
     """Fill ``order`` with :func:`stable_order_desc` ``(s)`` and ``sr`` with the scores in that order, by a
@@ -133,16 +147,8 @@ def bucket_rank(s, order, sr, work):
         # every score of an earlier bucket is strictly greater, so none leaves its bucket and this is
         # the per-bucket insertion below without its per-bucket branches (most buckets hold 0–2 scores)
         for i in range(1, n):
-            v = sr[i]
-            if sr[i - 1] < v:
-                d = order[i]
-                j = i
-                while j > 0 and sr[j - 1] < v:
-                    order[j] = order[j - 1]
-                    sr[j] = sr[j - 1]
-                    j -= 1
-                order[j] = d
-                sr[j] = v
+            if sr[i - 1] < sr[i]:
+                _insert_desc(order, sr, 0, i, order[i], sr[i])
         return True
     # start[b] is now bucket b's end (and bucket b's start is start[b − 1], 0 for b = 0)
     lo_b = 0
@@ -159,16 +165,7 @@ def bucket_rank(s, order, sr, work):
             if not equal:
                 if size <= _BUCKET_INSERTION:
                     for i in range(lo_b + 1, end):
-                        d = order[i]
-                        v = sr[i]
-                        j = i
-                        # strict: an equal score never overtakes an earlier one (stability)
-                        while j > lo_b and sr[j - 1] < v:
-                            order[j] = order[j - 1]
-                            sr[j] = sr[j - 1]
-                            j -= 1
-                        order[j] = d
-                        sr[j] = v
+                        _insert_desc(order, sr, lo_b, i, order[i], sr[i])
                 else:
                     # the bucket's indices ascend, so the merge sort keeps ties in input order
                     perm = np.argsort(-sr[lo_b:end], kind="mergesort")
@@ -189,15 +186,7 @@ def rank_desc(s, order, sr, work):
     n = s.shape[0]
     if n <= _INSERTION_MAX:
         for i in range(n):
-            v = s[i]
-            j = i
-            # strict comparison: an equal score never overtakes an earlier one (stability)
-            while j > 0 and sr[j - 1] < v:
-                order[j] = order[j - 1]
-                sr[j] = sr[j - 1]
-                j -= 1
-            order[j] = i
-            sr[j] = v
+            _insert_desc(order, sr, 0, i, i, s[i])
         return
     if bucket_rank(s, order, sr, work):
         return
