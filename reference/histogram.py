@@ -36,6 +36,13 @@ def ordered_gradients(rows, g, h):
 
 
 @njit(cache=True, inline="always")
+def _word_bin(x, j):
+    """The bin of the ``j``-th feature of word ``x`` (:func:`reference.binning.pack_bins`: bits ``8j`` to
+    ``8j + 7``)."""
+    return (x >> np.uint64(8 * j)) & np.uint64(0xFF)
+
+
+@njit(cache=True, inline="always")
 def _add_words(words, og, oh, hist, f0, j0, width):
     """Each row's word (``words[t]``, :func:`reference.binning.pack_bins`) added to the bins of features
     ``f0 .. f0 + width − 1``, bytes ``j0 .. j0 + width − 1`` of the word, in turn (``width`` a constant at
@@ -46,7 +53,7 @@ def _add_words(words, og, oh, hist, f0, j0, width):
         a = og[t]  # read once: the compiler cannot tell that the stores to hist leave og be
         c = oh[t]
         for j in range(width):
-            b = (w >> np.uint64(8 * j)) & np.uint64(0xFF)
+            b = _word_bin(w, j)
             hist[f0 + j, b, 0] += a
             hist[f0 + j, b, 1] += c
             hist[f0 + j, b, 2] += 1.0
@@ -76,7 +83,7 @@ def build_feature_block(words, rows, og, oh, hist, f0, f1):
     place). Rows falling in one bin make a chain of dependent additions, and a group's features give
     the processor independent chains to overlap. Every bin's sum still runs over the rows in order,
     from 0.0, as a per-feature pass sums it, whatever the grouping and the layout."""
-    k = f0 // 8
+    k = f0 // WORD_FEATURES
     if rows is None:
         words_k = words[k]
     else:
@@ -209,16 +216,15 @@ def build_histogram_and_weights(words, rows, g, h, w, hist, w_hist, parent=None)
                 c = oh[t]
                 e = ow[t]
                 for j in range(WORD_FEATURES):
-                    b = (x >> np.uint64(8 * j)) & np.uint64(0xFF)
+                    b = _word_bin(x, j)
                     hist[f0 + j, b, 0] += a
                     hist[f0 + j, b, 1] += c
                     hist[f0 + j, b, 2] += 1.0
                     w_hist[f0 + j, b] += e
         else:
             for f in range(f0, f1):
-                shift = np.uint64(8 * (f - f0))
                 for t in range(n):
-                    b = (words_k[t] >> shift) & np.uint64(0xFF)
+                    b = _word_bin(words_k[t], f - f0)
                     hist[f, b, 0] += og[t]
                     hist[f, b, 1] += oh[t]
                     hist[f, b, 2] += 1.0
@@ -270,14 +276,12 @@ def build_pair_histograms(words, pi, pj, ph, out_max, out_min):
                 wc = words[k, pj[t]]
                 x = ph[t]
                 for j in range(PAIR_FEATURE_BLOCK):
-                    sh = np.uint64(8 * j)
-                    _add_pair(out_max, out_min, f0 + j, (wa >> sh) & np.uint64(0xFF), (wc >> sh) & np.uint64(0xFF), x)
+                    _add_pair(out_max, out_min, f0 + j, _word_bin(wa, j), _word_bin(wc, j), x)
         else:
             for f in range(f0, f1):
-                sh = np.uint64(8 * (f - f0))
                 for t in range(pi.shape[0]):
-                    _add_pair(out_max, out_min, f, (words[k, pi[t]] >> sh) & np.uint64(0xFF),
-                              (words[k, pj[t]] >> sh) & np.uint64(0xFF), ph[t])
+                    _add_pair(out_max, out_min, f, _word_bin(words[k, pi[t]], f - f0), _word_bin(words[k, pj[t]], f - f0),
+                              ph[t])
 
 
 @njit(cache=True)
@@ -361,12 +365,11 @@ def add_weight_histogram(words, rows, w, out):
                 x = words_k[t]
                 e = ow[t]
                 for j in range(WORD_FEATURES):
-                    out[f0 + j, (x >> np.uint64(8 * j)) & np.uint64(0xFF)] += e
+                    out[f0 + j, _word_bin(x, j)] += e
         else:
             for f in range(f0, f1):
-                shift = np.uint64(8 * (f - f0))
                 for t in range(n):
-                    out[f, (words_k[t] >> shift) & np.uint64(0xFF)] += ow[t]
+                    out[f, _word_bin(words_k[t], f - f0)] += ow[t]
 
 
 #: Single-threaded builds of the same kernels (``prange`` runs as ``range``: the same sums in the
