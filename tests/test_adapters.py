@@ -373,6 +373,55 @@ def test_xgboost_objective_sees_set_label_set_weight_set_group():
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_xgboost_reads_its_arrays_as_views_equal_to_the_getters(weighted):
+    """Each round the objective compares the DMatrix's label, group_ptr and weight with its cached
+    copies through read-only views of XGBoost's arrays (the getters copy); the views equal the getters'
+    arrays, and the state it keeps holds copies, never a view of the engine's memory."""
+    from lambda_objectives.adapters.xgboost import _info_views
+
+    X, y, ptr, s = _small_ranking(3)
+    w = np.linspace(0.5, 2.0, len(ptr) - 1) if weighted else None
+    dm = xgb.DMatrix(X, y, group=np.diff(ptr), weight=w)
+    views = _info_views(dm)
+    assert views is not None  # the installed XGBoost has XGDMatrixGetInfoRef: the fast path is the one in use
+    label, gptr, weight = views
+    np.testing.assert_array_equal(label, dm.get_label())
+    np.testing.assert_array_equal(gptr, dm.get_uint_info("group_ptr"))
+    assert (weight is None) == (not weighted)
+    if weighted:
+        np.testing.assert_array_equal(weight, dm.get_weight())
+    assert not any(v.flags.writeable for v in views if v is not None)
+    obj = XGBoostObjective("ndcg", k=5)
+    p = s.astype(np.float32)
+    first = obj(p, dm)[0].copy()
+    st = obj._slot()[1]
+    assert obj._cached(dm, *views) is st
+    assert not any(np.shares_memory(kept, v) for kept in st["key"] if kept is not None for v in views
+                   if v is not None)
+    np.testing.assert_array_equal(obj(p, dm)[0], first)
+    del dm, views, label, gptr, weight  # XGBoost frees its arrays; the cached copies stay usable
+    np.testing.assert_array_equal(obj(p, xgb.DMatrix(X, y, group=np.diff(ptr), weight=w))[0], first)
+
+
+def test_xgboost_falls_back_to_the_getters(monkeypatch):
+    """Without the views (another XGBoost build) the public getters give the same gradients and still
+    see set_label."""
+    from lambda_objectives.adapters import xgboost as xgb_adapter
+
+    X, y, ptr, s = _small_ranking(4)
+    p = s.astype(np.float32)
+    want = XGBoostObjective("ndcg", k=5)(p, xgb.DMatrix(X, y, group=np.diff(ptr)))[0].copy()
+    monkeypatch.setattr(xgb_adapter, "_info_views", lambda dmatrix: None)
+    dm = xgb.DMatrix(X, y, group=np.diff(ptr))
+    obj = XGBoostObjective("ndcg", k=5)
+    np.testing.assert_array_equal(obj(p, dm)[0], want)
+    dm.set_label(y[::-1].copy())
+    np.testing.assert_array_equal(obj(p, dm)[0],
+                                  XGBoostObjective("ndcg", k=5)(p, xgb.DMatrix(X, y[::-1].copy(),
+                                                                             group=np.diff(ptr)))[0])
+
+
 def test_lightgbm_objective_sees_new_weights_and_labels():
     X, y, ptr, s = _small_ranking(1)
     group = np.diff(ptr)

@@ -751,6 +751,35 @@ def test_xgboost_weighted_eval_metric_is_the_weighted_mean(tiny, weights):
     assert 0.0 <= res["t"]["ndcg@3"][-1] <= 1.0
 
 
+@pytest.mark.parametrize("change", ["fractional_label", "huge_label", "short_weight", "bad_group"])
+def test_xgboost_bad_arrays_set_between_rounds_are_refused(change):
+    """The objective reads the DMatrix's arrays each round through views of XGBoost's memory and
+    compares them with its cached copies: an array XGBoost accepts but the objective cannot use, set
+    between rounds, misses the cache and gets the data-set checks' error naming it, never the old
+    gradients (XGBoost itself refuses NaN or infinite labels and non-positive weights at set time)."""
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    ptr = np.array([0, 4, 9, 12])
+    y = rng.integers(0, 3, 12).astype(float)
+    dm = xgb.DMatrix(rng.normal(size=(12, 3)), y, group=np.diff(ptr))
+    obj = lo.XGBoostObjective("ndcg", pair_method="mean")
+    p = rng.normal(size=12).astype(np.float32)
+    obj(p, dm)
+    if change.endswith("label"):
+        bad = y.copy()
+        bad[5] = 1.5 if change == "fractional_label" else 1e6
+        dm.set_label(bad)
+        pattern = r"label"
+    elif change == "short_weight":
+        dm.set_weight(np.array([1.0, 2.0]))  # two weights for three queries
+        pattern = r"weight"
+    else:
+        dm.set_group([4, 4, 3])  # 11 of the 12 rows
+        pattern = r"group|rows|query"
+    with pytest.raises(ValueError, match=pattern):
+        obj(p, dm)
+
+
 @pytest.mark.parametrize("metric", ["err@3", "mrr", "ndcg@3"])
 def test_xgboost_early_stopping_maximises_our_metric(tiny, metric):
     """``early_stopping_rounds`` with our metric as ``custom_metric``: XGBoost guesses the direction

@@ -253,18 +253,28 @@ class LambdaObjective:
         labels = np.asarray(labels)
         ptr = np.asarray(group_ptr)
         w = None if weights is None or len(weights) == 0 else np.asarray(weights)
-        ref, st = self._slot()
         pos = None if positions is None else np.asarray(positions)
-        if st is not None and ref is not None and ref() is data:
-            old_y, old_ptr, old_w, old_pos = st["key"]
-            if (np.array_equal(old_y, labels) and np.array_equal(old_ptr, ptr)
-                    and (old_w is None) == (w is None) and (w is None or np.array_equal(old_w, w))
-                    and (old_pos is None) == (pos is None) and (pos is None or np.array_equal(old_pos, pos))):
-                return st
+        st = self._cached(data, labels, ptr, w, pos)
+        if st is not None:
+            return st
         st = self._prepare(labels, ptr, w, hess_threshold, positions=pos, learning_rate=learning_rate)
         st["key"] = (labels.copy(), ptr.copy(), None if w is None else w.copy(), None if pos is None else pos.copy())
         self._remember(data, st)
         return st
+
+    def _cached(self, data, labels, ptr, w, pos=None):
+        """The state cached for ``data`` when its labels, groups, weights (``None``: none) and positions
+        equal the cached copies, else ``None``. Reads the arrays and keeps none of them, so they may be
+        views of an engine's own memory (:func:`.xgboost._info_views`)."""
+        ref, st = self._slot()
+        if st is None or ref is None or ref() is not data:
+            return None
+        old_y, old_ptr, old_w, old_pos = st["key"]
+        if (np.array_equal(old_y, labels) and np.array_equal(old_ptr, ptr)
+                and (old_w is None) == (w is None) and (w is None or np.array_equal(old_w, w))
+                and (old_pos is None) == (pos is None) and (pos is None or np.array_equal(old_pos, pos))):
+            return st
+        return None
 
     def _remember(self, data, state):
         slot = self._slot()
@@ -344,8 +354,11 @@ class LambdaObjective:
         """Raise on non-finite gradients; warn (or raise) when no split can satisfy the engine's
         minimum child Hessian (the latter only with ``check_hessian``)."""
         h = st["hess"]
-        total = float(np.sum(h, dtype=np.float64))
-        if not (np.isfinite(total) and np.isfinite(np.sum(st["grad"], dtype=np.float64))):
+        totals = st.pop("totals", None)  # (Σ grad, Σ hess, min hess) of a back end's one-pass hand-back
+        if totals is None:
+            totals = (np.sum(st["grad"], dtype=np.float64), np.sum(h, dtype=np.float64), None)
+        total = float(totals[1])
+        if not (np.isfinite(total) and np.isfinite(totals[0])):
             # a NaN/inf gradient must never reach the engine: it trains one broken tree and stops
             bad = ~(np.isfinite(st["grad"]) & np.isfinite(h))
             i = int(np.flatnonzero(bad)[0]) if bad.any() else 0
@@ -355,8 +368,9 @@ class LambdaObjective:
                 ">= 1024 with exponential gain) and sigma")
         if st["warned"] or not self.check_hessian:
             return
-        if h.size and float(h.min()) < 0:
-            msg = f"negative Hessians (min {float(h.min()):.3g})"
+        low = float(totals[2] if totals[2] is not None else h.min(initial=np.inf))
+        if low < 0:
+            msg = f"negative Hessians (min {low:.3g})"
         elif total < 2.0 * st["threshold"]:
             msg = f"sum of Hessians over the data is {total:.3g}"
         else:

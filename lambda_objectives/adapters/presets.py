@@ -34,6 +34,7 @@ import numpy as np
 from .._core.config import ENGINE_FLOAT, FLOAT, kernel_array
 from .._kernels import lightgbm as lgb_kernels
 from .._kernels import xgboost as xgb_kernels
+from .._kernels.handback import hand_back
 from .._kernels.position_bias import update_bias_factors
 from .._kernels.ranking import discount_table, document_gains, gain_table
 from .._registry import REGISTRY
@@ -46,6 +47,7 @@ from ..objectives.plrank import plrank_gradients
 from ..objectives.yetirank import yetirank_gradients
 
 _TABLES = {}
+_NO_WEIGHTS = np.zeros(0, FLOAT)
 
 
 def _discount(ptr):
@@ -86,6 +88,7 @@ def _exact_options(obj, st):
 
 def _compute_exact(obj, st, scores):
     s = np.asarray(scores, dtype=FLOAT)
+    overflow = False
     g64, h64 = st["g64"], st["h64"]
     if obj.metric == "xendcg":
         g64[:], h64[:] = xendcg_gradients(s, st["labels"], st["ptr"], gammas=st["rng"].random(st["n"]),
@@ -133,12 +136,12 @@ def _compute_exact(obj, st, scores):
                     sampling = (sampling[0], sampling[1], opts["iteration"])
                 # the scores were checked finite by the caller (_compute)
                 pair_run(plan, kernel_array(s), g64, h64, obj.sigma, normalize, mu, sampling, obj.n_threads)
-                check_overflow(g64, h64, obj.sigma)
-    if st["doc_w"] is not None:
-        np.multiply(g64, st["doc_w"], out=g64)
-        np.multiply(h64, st["doc_w"], out=h64)
-    st["grad"][:] = g64
-    st["hess"][:] = h64
+                overflow = True
+    sg, sh, sg32, sh32, low = hand_back(g64, h64, _NO_WEIGHTS if st["doc_w"] is None else st["doc_w"], st["grad"],
+                                        st["hess"])
+    if overflow:  # lambda_gradients checks its own; pair_run leaves it to its caller
+        check_overflow(g64, h64, obj.sigma, totals=(sg, sh))
+    st["totals"] = (sg32, sh32, low)  # read by LambdaObjective._check_hessian
     return st["grad"], st["hess"]
 
 

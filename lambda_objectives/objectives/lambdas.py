@@ -394,10 +394,12 @@ def _lambda_gradients(scores, labels, group_ptr, metric="ndcg", k=None, sigma=1.
     return res
 
 
-def check_overflow(grad, hess, sigma):
+def check_overflow(grad, hess, sigma, totals=None):
     """Finite inputs can still overflow (σ² in the Hessian, or sums over many pairs): a ValueError
-    naming sigma when a gradient or Hessian is inf or NaN."""
-    if not (np.isfinite(np.sum(grad)) and np.isfinite(np.sum(hess))):
+    naming sigma when a gradient or Hessian is inf or NaN. ``totals``: ``(Σ grad, Σ hess)`` when the
+    caller has them (the adapters' :func:`~lambda_objectives._kernels.handback.hand_back`)."""
+    sg, sh = (np.sum(grad), np.sum(hess)) if totals is None else totals
+    if not (np.isfinite(sg) and np.isfinite(sh)):
         raise ValueError(f"gradients or Hessians overflowed to inf/NaN with sigma={sigma!r}: use a smaller sigma "
                          "(the Hessian scales with sigma**2)")
 
