@@ -5,6 +5,8 @@ import pytest
 
 from lambda_objectives._kernels.handback import hand_back
 
+pytestmark = pytest.mark.kernel
+
 
 def _definition(g, h, w):
     gw, hw = (g, h) if w.size == 0 else (g * w, h * w)
