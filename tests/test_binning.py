@@ -62,3 +62,9 @@ def test_packed_words_hold_every_rows_bins(n_features):
     for bad in (binned.astype(np.int64), binned[0]):
         with pytest.raises(ValueError, match="binned must be a 2-D uint8 array"):
             pack_bins(bad)
+    # any layout of the same bins packs to the same words: C order, a strided view, one row, no rows
+    np.testing.assert_array_equal(pack_bins(np.ascontiguousarray(binned)), words)
+    np.testing.assert_array_equal(pack_bins(np.asfortranarray(binned[::3])), words[:, ::3])
+    np.testing.assert_array_equal(pack_bins(binned[7:8]), words[:, 7:8])
+    empty = pack_bins(binned[:0])
+    assert empty.shape == (words.shape[0], 0) and empty.dtype == np.uint64

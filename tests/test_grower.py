@@ -274,6 +274,29 @@ def test_gathered_sums_are_numpys_to_the_bit():
         assert tuple(sums[k]) == (float(v[side].sum()), float(h[side].sum()), float(side.shape[0]))
 
 
+@pytest.mark.kernel
+def test_partition_keeps_each_sides_rows_in_order():
+    """The branch-free ``_partition`` is the mask's split, each side in the rows' order and their dtype,
+    as contiguous arrays: no rows, one row, every row to one side (bin 0 and the NaN bin 255 as the
+    split bin), a fair coin per row, int32 and int64 rows, column- and row-major bins."""
+    from reference.grower import _partition
+
+    rng = np.random.default_rng(21)
+    for order in ("F", "C"):
+        binned = np.asarray(rng.integers(0, 256, size=(5_000, 3)).astype(np.uint8), order=order)
+        binned[::7, 2] = 255
+        for n in (0, 1, 2, 9, 4_999, 5_000):
+            rows = np.sort(rng.choice(5_000, n, replace=False))
+            for dtype in (np.int64, np.int32):
+                r = rows.astype(dtype)
+                for feature, b in ((0, 0), (1, 127), (2, 254), (2, 255), (0, 255)):
+                    left, right = _partition(binned, r, feature, b)
+                    go = binned[r, feature] <= b
+                    for got, want in ((left, r[go]), (right, r[~go])):
+                        assert got.dtype == dtype and got.flags.c_contiguous
+                        np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("criterion", ["se", "ole", "ole_exact"])
 def test_trees_from_pooled_buffers_are_the_trees_from_fresh_ones(ranking_20, criterion):
     """Growers sharing a pool of histogram buffers (``buffers``, as a fit's trees do) grow the trees of
