@@ -8,6 +8,7 @@ from . import histogram as _hist
 from .binning import WORD_FEATURES, pack_bins
 from .histogram import (
     N_BINS,
+    add_word_pairs,
     as_words,
     build_feature_block,
     build_histogram,
@@ -18,6 +19,7 @@ from .histogram import (
 )
 from .splitting import (
     CRITERIA,
+    OLE,
     OLE_EXACT,
     best_bin,
     exact_gain_bounds,
@@ -331,7 +333,7 @@ def _split_kernel(words, rows, g, h, small_hist, parent_hist, n_bins, feature_ma
                 if search[c] and feature_mask[f]:
                     hist = small_hist if c == 0 else parent_hist
                     gain, b = best_bin(hist, n_bins, np.int64(f), sums[c, 0], sums[c, 1], sums[c, 2], sums[c, 1],
-                                       criterion, lam, min_data, min_hess, no_pairs, no_pairs)
+                                       criterion, lam, min_data, min_hess, no_pairs[0], no_pairs[0])
                     gains[c, f] = gain
                     bins[c, f] = b
 
@@ -354,6 +356,43 @@ def _split_children(binned, rows, g, h, small_hist, parent_hist, n_bins, feature
     """
     _split_kernel(as_words(binned), rows, g, h, small_hist, parent_hist, n_bins, feature_mask, sums, search,
                   criterion, lam, min_data, min_hess, no_pairs, gains, bins)
+
+
+@njit(cache=True, parallel=True)
+def _pair_split_kernel(words, hist, n_bins, feature_mask, G, H, N, H_exact, lam, min_data, min_hess, pi, pj, ph,
+                       out_gain, out_bin):
+    """Exact OLE's :func:`reference.splitting.find_best_split` of a node with few pairs (``pi``, ``pj``,
+    ``ph``), its pair histograms built inside the search and never kept: ``prange`` over words, a task
+    adds the pairs to its word's features in pair histograms of its own (:func:`reference.histogram.
+    add_word_pairs`, 32 KB, in the core's cache) and searches them at once.
+
+    Built into the node's ``(n_features, N_BINS)`` buffers, a node of a few pairs paid for the buffers,
+    not for its pairs: zeroing 557 KB and reading it back in the search (≈ 80 µs a node whatever its
+    pairs, about 40 such nodes a tree). Every bin holds the same sum as there (the pairs in order, from
+    0.0), so the same gains and bins to the bit."""
+    n_features = hist.shape[0]
+    # no pairs: every pair term is 0.0 and H_exact is H, so exact OLE's gains are Newton OLE's to the
+    # bit, searched without reading the pair histograms
+    criterion = OLE_EXACT if pi.shape[0] > 0 else OLE
+    for k in prange((n_features + WORD_FEATURES - 1) // WORD_FEATURES):
+        f0 = k * WORD_FEATURES
+        f1 = min(f0 + WORD_FEATURES, n_features)
+        wanted = False
+        for f in range(f0, f1):
+            out_gain[f] = -np.inf
+            out_bin[f] = -1
+            wanted = wanted or feature_mask[f]
+        if not wanted:
+            continue
+        pmax = np.zeros((WORD_FEATURES, N_BINS))
+        pmin = np.zeros((WORD_FEATURES, N_BINS))
+        add_word_pairs(words, k, pi, pj, ph, pmax, pmin, 0, f1 - f0)
+        for f in range(f0, f1):
+            if feature_mask[f]:
+                gain, b = best_bin(hist, n_bins, np.int64(f), G, H, N, H_exact, criterion, lam, min_data, min_hess,
+                                   pmax[f - f0], pmin[f - f0])
+                out_gain[f] = gain
+                out_bin[f] = b
 
 
 class _PairSet:
@@ -429,6 +468,11 @@ class TreeGrower:
     BOUND_MIN_PAIRS_PER_ROW = 0.25
     #: Histogram updates (rows or pairs × features) below which a kernel runs on one thread.
     SERIAL_WORK = 50_000
+    #: Without ``exact_bounds``: the pair updates (pairs × features) below which a node that builds
+    #: its pair histograms from its pairs builds them inside its search (:meth:`_pair_split`), not
+    #: into buffers (built after all when a child subtracts from them; 0: never; the same trees
+    #: either way, tested). With the bounds, every such node without a bound does.
+    FUSED_PAIR_WORK = 50_000
     #: The children of the last split a leaf limit allows stay leaves: nothing but their rows and
     #: gradient sums is built for them (False: their histograms, pairs and split searches too, as
     #: for any other node; the same tree, tested)
@@ -561,11 +605,18 @@ class TreeGrower:
         if self.bounded:
             if node.bound is not None:
                 return self._bounded_split(node)
+            if node.pset.src is None and node.pset.pmax is None:
+                # no bound (fewer pairs than BOUND_MIN_PAIRS_PER_ROW of its rows) and its pair histograms
+                # summed from its pairs, not subtracted: summed inside the search, to the same bits; a
+                # child subtracting from them has them built then (_feature_pair_histograms)
+                return self._pair_split(node)
             self._all_pair_histograms(node.pset)
             pmax, pmin = node.pset.pmax, node.pset.pmin
             h_parent = node.H_exact
         elif self.criterion == OLE_EXACT:
             if node.phist is None:
+                if self._few_pairs(node.pairs[0].shape[0]):
+                    return self._pair_split(node)
                 node.phist = self._pair_histograms(node.pairs)
             pmax, pmin = node.phist
             h_parent = node.H_exact
@@ -574,6 +625,21 @@ class TreeGrower:
             h_parent = node.H
         find_best_split(node.hist, self.n_bins, self.feature_mask, node.G, node.H, node.N, h_parent,
                         self.criterion, self.lam, self.min_data, self.min_hess, pmax, pmin, self._gain, self._bin)
+        return self._picked()
+
+    def _few_pairs(self, n_pairs):
+        return n_pairs * self.binned.shape[1] < self.FUSED_PAIR_WORK
+
+    def _pair_split(self, node):
+        """:meth:`_best_split` of an exact-OLE node with few pairs: its pair histograms built inside the
+        search (:func:`_pair_split_kernel`), not kept (its children build their own, from fewer pairs)."""
+        _pair_split_kernel(self.words, node.hist, self.n_bins, self.feature_mask, node.G, node.H, node.N,
+                           node.H_exact, self.lam, self.min_data, self.min_hess, node.pairs[0], node.pairs[1],
+                           node.pairs[2], self._gain, self._bin)
+        return self._picked()
+
+    def _picked(self):
+        """The split :func:`reference.splitting.pick` makes of the per-feature gains just searched."""
         gain, feature, b = pick(self._gain, self._bin)
         if feature < 0:
             return None
@@ -613,7 +679,7 @@ class TreeGrower:
             self._feature_pair_histograms(node.pset, np.array(batch, dtype=np.int64))
             for f in batch:
                 gain, b = best_bin(node.hist, self.n_bins, f, node.G, node.H, node.N, node.H_exact, self.criterion,
-                                   self.lam, self.min_data, self.min_hess, node.pset.pmax, node.pset.pmin)
+                                   self.lam, self.min_data, self.min_hess, node.pset.pmax[f], node.pset.pmin[f])
                 if gain > best or (gain == best and best_f >= 0 and f < best_f):
                     best, best_f, best_b = gain, f, b
         if best_f < 0:
@@ -798,11 +864,15 @@ class TreeGrower:
         self._member[left_rows] = True
         left, right, cross = _split_pairs(self._member, node.pairs)
         self._member[left_rows] = False
-        if node.phist is None:  # only exact OLE keeps pair histograms
+        if node.phist is None and self.criterion != OLE_EXACT:  # only exact OLE keeps pair histograms
             return left, right, None, None
         n_left, n_right, n_cross = left[0].shape[0], right[0].shape[0], cross[0].shape[0]
         if n_cross >= max(n_left, n_right):
             return left, right, None, None
+        if node.phist is None:
+            # searched by _pair_split, which keeps no pair histograms: built now, as the search
+            # would have built them (the same sums), for the larger child's subtraction
+            node.phist = self._pair_histograms(node.pairs)
         small_is_left = n_left <= n_right
         small = self._pair_histograms(left if small_is_left else right)
         crossing = self._pair_histograms(cross)

@@ -250,6 +250,28 @@ def _add_pair(out_max, out_min, f, bi, bj, x):
         out_min[f, bi] += x
 
 
+@njit(cache=True, inline="always")
+def add_word_pairs(words, k, pi, pj, ph, out_max, out_min, r0, width):
+    """Every pair (``pi``, ``pj``, ``ph``) added by :func:`_add_pair` to the first ``width`` features of
+    word ``k`` of ``words`` (:func:`reference.binning.pack_bins`), feature ``j`` into row ``r0 + j`` of
+    ``out_max``/``out_min``: a whole word reads each pair's two words and weight once and adds it to the
+    word's features in turn (a constant trip count, unrolled), a last, partial word's features one at a
+    time; either way every bin is summed over the pairs in order, as
+    :func:`build_pair_histogram_feature` sums it (the same bits)."""
+    if width == PAIR_FEATURE_BLOCK:
+        for t in range(pi.shape[0]):
+            wa = words[k, pi[t]]
+            wc = words[k, pj[t]]
+            x = ph[t]
+            for j in range(PAIR_FEATURE_BLOCK):
+                _add_pair(out_max, out_min, r0 + j, _word_bin(wa, j), _word_bin(wc, j), x)
+    else:
+        for j in range(width):
+            for t in range(pi.shape[0]):
+                _add_pair(out_max, out_min, r0 + j, _word_bin(words[k, pi[t]], j), _word_bin(words[k, pj[t]], j),
+                          ph[t])
+
+
 @njit(cache=True, parallel=True)
 def build_pair_histograms(words, pi, pj, ph, out_max, out_min):
     """For exact OLE: per feature, Σ h_ij of the node's pairs by the larger and by the smaller
@@ -257,11 +279,9 @@ def build_pair_histograms(words, pi, pj, ph, out_max, out_min):
     bin is <= b, inside the right child iff its smaller bin is > b).
 
     ``words``: :func:`reference.binning.pack_bins`'s. ``prange`` over words (``PAIR_FEATURE_BLOCK``
-    = 8 features): a task reads each pair's two words and weight once and adds it to its word's
-    features in turn (a constant trip count, unrolled; a last, partial word's features one at a
-    time), every bin still summed over the pairs in order from 0.0, as
-    :func:`build_pair_histogram_feature` sums it (the same bits). A pair's documents are anywhere in
-    the data: two words are two cache lines, where the column-major bins cost 16."""
+    = 8 features), each word's bins zeroed, then its pairs added (:func:`add_word_pairs`). A pair's
+    documents are anywhere in the data: two words are two cache lines, where the column-major bins
+    cost 16."""
     n_features = out_max.shape[0]
     for k in prange((n_features + PAIR_FEATURE_BLOCK - 1) // PAIR_FEATURE_BLOCK):
         f0 = k * PAIR_FEATURE_BLOCK
@@ -270,18 +290,7 @@ def build_pair_histograms(words, pi, pj, ph, out_max, out_min):
             for b in range(N_BINS):
                 out_max[f, b] = 0.0
                 out_min[f, b] = 0.0
-        if f1 - f0 == PAIR_FEATURE_BLOCK:
-            for t in range(pi.shape[0]):
-                wa = words[k, pi[t]]
-                wc = words[k, pj[t]]
-                x = ph[t]
-                for j in range(PAIR_FEATURE_BLOCK):
-                    _add_pair(out_max, out_min, f0 + j, _word_bin(wa, j), _word_bin(wc, j), x)
-        else:
-            for f in range(f0, f1):
-                for t in range(pi.shape[0]):
-                    _add_pair(out_max, out_min, f, _word_bin(words[k, pi[t]], f - f0), _word_bin(words[k, pj[t]], f - f0),
-                              ph[t])
+        add_word_pairs(words, k, pi, pj, ph, out_max, out_min, f0, f1 - f0)
 
 
 @njit(cache=True)

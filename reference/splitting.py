@@ -37,14 +37,15 @@ def _score(g, h, n, criterion, lam):
 @njit(cache=True)
 def best_bin(hist, n_bins, f, G, H, N, H_exact, criterion, lam, min_data, min_hess, pair_max, pair_min):
     """(best gain, its bin) of feature ``f``, (−inf, −1) when no bin qualifies (``pair_max`` and
-    ``pair_min``: the pair histograms, read only by exact OLE)."""
+    ``pair_min``: feature ``f``'s rows of the pair histograms, ``N_BINS`` long, read only by exact OLE;
+    any 1-D array otherwise)."""
     best = -np.inf
     best_b = -1
     parent = _score(G, H_exact, N, criterion, lam)
     pairs_total = 0.0
     if criterion == OLE_EXACT:
         for b in range(hist.shape[1]):
-            pairs_total += pair_min[f, b]
+            pairs_total += pair_min[b]
     gl = 0.0
     hl = 0.0
     nl = 0.0
@@ -55,8 +56,8 @@ def best_bin(hist, n_bins, f, G, H, N, H_exact, criterion, lam, min_data, min_he
         hl += hist[f, b, 1]
         nl += hist[f, b, 2]
         if criterion == OLE_EXACT:
-            pl += pair_max[f, b]
-            pr_out += pair_min[f, b]
+            pl += pair_max[b]
+            pr_out += pair_min[b]
         gr = G - gl
         hr = H - hl
         nr = N - nl
@@ -78,7 +79,8 @@ def best_bin(hist, n_bins, f, G, H, N, H_exact, criterion, lam, min_data, min_he
 @njit(cache=True, parallel=True)
 def find_best_split(hist, n_bins, feature_mask, G, H, N, H_exact, criterion, lam, min_data, min_hess,
                     pair_max, pair_min, out_gain, out_bin):
-    """Best gain and bin per feature into ``out_gain``/``out_bin`` (−inf when none)."""
+    """Best gain and bin per feature into ``out_gain``/``out_bin`` (−inf when none); ``pair_max``,
+    ``pair_min``: the pair histograms ``(n_features, N_BINS)`` for exact OLE, any 2-D array otherwise."""
     n_features = hist.shape[0]
     for f in prange(n_features):
         out_gain[f] = -np.inf
@@ -87,8 +89,10 @@ def find_best_split(hist, n_bins, feature_mask, G, H, N, H_exact, criterion, lam
             continue
         # np.int64(f): prange's index is unsigned, the grower's bounded search passes a Python int; one
         # type, one compiled best_bin (issue #48: each argument type compiles the function again)
-        gain, b = best_bin(hist, n_bins, np.int64(f), G, H, N, H_exact, criterion, lam, min_data, min_hess, pair_max,
-                           pair_min)
+        fi = np.int64(f)
+        pf = fi if criterion == OLE_EXACT else np.int64(0)  # any other criterion: a (1, 1) placeholder
+        gain, b = best_bin(hist, n_bins, fi, G, H, N, H_exact, criterion, lam, min_data, min_hess, pair_max[pf],
+                           pair_min[pf])
         out_gain[f] = gain
         out_bin[f] = b
 

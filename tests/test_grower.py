@@ -1,5 +1,5 @@
 """Tests of reference.grower.TreeGrower: pair-histogram subtraction, the bounded exact-OLE search
-against the unbounded one, and a planted split."""
+against the unbounded one, pair histograms built inside the search, and a planted split."""
 
 import numpy as np
 import pytest
@@ -21,12 +21,16 @@ def test_pair_histogram_subtraction_equals_direct_build(small_ranking):
     used = []
 
     class Direct(TreeGrower):
+        FUSED_PAIR_WORK = 0  # every node's pair histograms in buffers: the subtraction's sources
+
         def _children_pairs(self, left_rows, node):
             out = super()._children_pairs(left_rows, node)
             used.append(out[2] is not None)
             return out[0], out[1], None, None
 
     class Counting(TreeGrower):
+        FUSED_PAIR_WORK = 0
+
         def _children_pairs(self, left_rows, node):
             out = super()._children_pairs(left_rows, node)
             used.append(out[2] is not None)
@@ -42,6 +46,13 @@ def test_pair_histogram_subtraction_equals_direct_build(small_ranking):
     np.testing.assert_array_equal(direct["bin"], subtracted["bin"])
     np.testing.assert_allclose(direct["gain"], subtracted["gain"], rtol=1e-9)
     np.testing.assert_allclose(direct["value"], subtracted["value"], rtol=1e-12)
+
+
+class Dense(TreeGrower):
+    """The grower with every exact-OLE node's pair histograms built into buffers (none inside its
+    search): the brute-force side of the bounded and fused searches."""
+
+    FUSED_PAIR_WORK = 0
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +95,7 @@ def test_bounded_exact_ole_grows_the_same_trees(ranking_20, seed):
                             rng.random(binned.shape[1]) < 0.6)):
             args = (binned, n_bins, g, h, rows)
             common = dict(criterion="ole_exact", pairs=(pairs.i, pairs.j, pairs.h), feature_mask=mask, **kw)
-            brute = TreeGrower(*args, exact_bounds=False, **common).grow()
+            brute = Dense(*args, exact_bounds=False, **common).grow()
             # the bounded search with 32-bit document ids, as MARTRanker passes them
             ids32 = (pairs.i.astype(np.int32), pairs.j.astype(np.int32), pairs.h)
             bounded = Counting(*args, **dict(common, pairs=ids32)).grow()
@@ -104,7 +115,7 @@ def test_bounded_exact_ole_without_pruning_is_the_unbounded_search(ranking_20):
     kw = dict(criterion="ole_exact", num_leaves=15, pairs=(pairs.i, pairs.j, ph))
     grower = TreeGrower(binned, n_bins, g, h, rows, **kw)
     assert not grower.bounded
-    tree, brute = grower.grow(), TreeGrower(binned, n_bins, g, h, rows, exact_bounds=False, **kw).grow()
+    tree, brute = grower.grow(), Dense(binned, n_bins, g, h, rows, exact_bounds=False, **kw).grow()
     for name in brute.dtype.names:
         np.testing.assert_array_equal(tree[name], brute[name])
 
@@ -351,6 +362,83 @@ def test_split_kernel_groups_of_eight_sum_as_one_feature_at_a_time(ranking_20, n
             np.testing.assert_array_equal(small, brute)
             np.testing.assert_array_equal(large, parent - brute)
 
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_pair_histograms_built_inside_the_search_grow_the_same_trees(ranking_20, bounded):
+    """A node whose pair histograms are built inside its search (``_pair_split``: every node without
+    a bound, or below ``FUSED_PAIR_WORK`` without the bounds) grows, bit for bit, the tree of the
+    nodes built into buffers (``FUSED_PAIR_WORK = 0``, unbounded), at any threshold; the fused
+    search really ran, and never at 0."""
+    d, binned, n_bins = ranking_20
+    rng = np.random.default_rng(22)
+    g, h, pairs = lambda_gradients(rng.normal(size=d.y.shape[0]), d.y, d.group_ptr, "ndcg", 10, return_pairs=True)
+    rows = np.arange(binned.shape[0], dtype=np.int64)
+    kw = dict(criterion="ole_exact", num_leaves=31, min_data_in_leaf=3, pairs=(pairs.i, pairs.j, pairs.h))
+    brute = Dense(binned, n_bins, g, h, rows, exact_bounds=False, **kw).grow()
+    for work in (0, 2_000, 50_000, 10 ** 12):
+        fused = []
+
+        class Fused(TreeGrower):
+            FUSED_PAIR_WORK = work
+
+            def _pair_split(self, node):
+                fused.append(node.pairs[0].shape[0])
+                return super()._pair_split(node)
+
+        tree = Fused(binned, n_bins, g, h, rows, exact_bounds=bounded, **kw).grow()
+        for name in brute.dtype.names:
+            np.testing.assert_array_equal(tree[name], brute[name], err_msg=f"{name}, work {work}")
+        assert bool(fused) == (bounded or work > 0), work
+        if work == 10 ** 12 and not bounded:
+            assert max(fused) > 0  # nodes with pairs, not only empty ones
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("n_features", [3, 8, 11, 17])
+def test_pair_split_kernel_is_the_search_on_built_pair_histograms(n_features):
+    """``_pair_split_kernel`` (the pair histograms of each word built inside the search) returns, to
+    the bit, the gains and bins of ``find_best_split`` on ``build_pair_histograms``' histograms: no
+    pairs, one, a few and many, int32 and int64 ids, pairs of negative weight, masked features, λ₂,
+    a last partial word, at 1 and 2 threads."""
+    from lambda_objectives import numba_threads
+    from reference.binning import pack_bins
+    from reference.grower import _pair_split_kernel
+    from reference.histogram import build_histogram, build_pair_histograms, new_histogram
+    from reference.splitting import OLE_EXACT, find_best_split
+
+    rng = np.random.default_rng(23)
+    n = 400
+    binned = np.asfortranarray(rng.integers(0, 40, size=(n, n_features)).astype(np.uint8))
+    binned[::9, 0] = 255  # NaN bin
+    n_bins = np.full(n_features, 40, dtype=np.int64)
+    words = pack_bins(binned)
+    g, h = rng.normal(size=n), rng.uniform(0.1, 1.0, size=n)
+    rows = np.arange(n, dtype=np.int64)
+    hist = new_histogram(n_features)
+    build_histogram(words, rows, g, h, hist)
+    G, H, N = float(g.sum()), float(h.sum()), float(n)
+    for n_pairs in (0, 1, 5, 3_000):
+        pi, pj = rng.integers(0, n, n_pairs), rng.integers(0, n, n_pairs)
+        ph = rng.uniform(0.0, 0.05, n_pairs) * rng.choice([1.0, 1.0, -1.0], n_pairs)
+        H_exact = H - 2.0 * float(ph.sum())
+        mask = rng.random(n_features) < 0.7
+        for ids in (np.int64, np.int32):
+            for lam in (0.0, 1.0):
+                pmax, pmin = np.empty((n_features, 256)), np.empty((n_features, 256))
+                build_pair_histograms(words, pi.astype(ids), pj.astype(ids), ph, pmax, pmin)
+                want_gain, want_bin = np.empty(n_features), np.empty(n_features, dtype=np.int64)
+                find_best_split(hist, n_bins, mask, G, H, N, H_exact, OLE_EXACT, lam, 5.0, 1e-3, pmax, pmin, want_gain,
+                                want_bin)
+                for threads in (1, 2):
+                    with numba_threads(threads):
+                        gain, b = np.empty(n_features), np.empty(n_features, dtype=np.int64)
+                        _pair_split_kernel(words, hist, n_bins, mask, G, H, N, H_exact, lam, 5.0, 1e-3, pi.astype(ids),
+                                           pj.astype(ids), ph, gain, b)
+                    np.testing.assert_array_equal(gain, want_gain, err_msg=f"{n_pairs} pairs, {ids}, λ {lam}")
+                    np.testing.assert_array_equal(b, want_bin)
+                    assert np.all(gain[~mask] == -np.inf) and np.all(b[~mask] == -1)
+        assert n_pairs == 0 or np.isfinite(want_gain).any()
 
 
 @pytest.mark.parametrize("criterion", ["se", "ole"])

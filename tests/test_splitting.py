@@ -298,7 +298,7 @@ def test_exact_gain_bounds_bound_every_features_exact_gain(lam, min_data):
         exact_gain_bounds(hist, w_hist, s_max, s_min, n_bins, np.ones(nf, bool), G, H, N, H_exact, lam, min_data,
                           1e-3, 1e-9 * H, bound)
         for f in range(nf):
-            gain, _ = best_bin(hist, n_bins, f, G, H, N, H_exact, OLE_EXACT, lam, min_data, 1e-3, pmax, pmin)
+            gain, _ = best_bin(hist, n_bins, f, G, H, N, H_exact, OLE_EXACT, lam, min_data, 1e-3, pmax[f], pmin[f])
             assert bound[f] >= gain
             assert (gain == -np.inf) == (bound[f] == -np.inf)  # the same bins qualify
         if node > 0:
