@@ -470,7 +470,7 @@ class TreeGrower:
     #: Histogram updates (rows or pairs × features) below which a kernel runs on one thread.
     SERIAL_WORK = 50_000
     #: Without ``exact_bounds``: the pair updates (pairs × features) below which a node that builds
-    #: its pair histograms from its pairs builds them inside its search (:meth:`_pair_split`), not
+    #: its pair histograms from its pairs builds them inside its search (``_pair_split``), not
     #: into buffers (built after all when a child subtracts from them; 0: never; the same trees
     #: either way, tested). With the bounds, every such node without a bound does.
     FUSED_PAIR_WORK = 50_000
