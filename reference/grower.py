@@ -633,7 +633,8 @@ class TreeGrower:
 
     def _pair_split(self, node):
         """:meth:`_best_split` of an exact-OLE node with few pairs: its pair histograms built inside the
-        search (:func:`_pair_split_kernel`), not kept (its children build their own, from fewer pairs)."""
+        search (:func:`_pair_split_kernel`), not kept: built after all, from the same pairs, when a child
+        subtracts from them."""
         _pair_split_kernel(self.words, node.hist, self.n_bins, self.feature_mask, node.G, node.H, node.N,
                            node.H_exact, self.lam, self.min_data, self.min_hess, node.pairs[0], node.pairs[1],
                            node.pairs[2], self._gain, self._bin)
